@@ -1,0 +1,172 @@
+"""The `rstck` command: check a target, list the catalogue."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import re
+import sys
+import textwrap
+
+from .plan import Planned, plan, untested_items, unserved
+from .rules import all_checks
+from .rules.catalog import load_catalog
+from .runner import Result, run_check
+from .settle import DEFAULT_DEADLINE_S
+from .target import load_target
+from .verdict import BadInput, Verdict
+
+EXIT_CONFORMANT, EXIT_NONCONFORMANT, EXIT_BAD_INPUT = 0, 1, 2
+
+# Which verdict speaks for a rule with several checks.
+_SEVERITY = [Verdict.FAIL, Verdict.ERROR, Verdict.WARN, Verdict.UNSUPPORTED, Verdict.PASS,
+             Verdict.NOT_APPLICABLE, Verdict.UNTESTED]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.run(args)
+    except BadInput as exc:
+        print(f"rstck: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="rstck", description="Conformance checks for Reactive Streams.")
+    commands = parser.add_subparsers(required=True, metavar="COMMAND")
+
+    check = commands.add_parser("check", help="run every check the target can serve")
+    check.add_argument("target", metavar="MODULE:ATTR", help="the target, e.g. mypkg.tck:target")
+    check.add_argument("--rules", help='rule ids or globs, comma-separated: "1.*,3.9"')
+    check.add_argument("--results", metavar="DIR", help="write one JSON Lines row per check into DIR")
+    check.add_argument("--timeout", type=float, default=DEFAULT_DEADLINE_S, metavar="S",
+                       help=f"deadline per check in seconds (default {DEFAULT_DEADLINE_S:g})")
+    check.add_argument("--list", action="store_true", help="show what would run, run nothing")
+    check.set_defaults(run=_check)
+
+    rules = commands.add_parser("rules", help="list the catalogue and what covers each item")
+    rules.add_argument("--rules", help="rule ids or globs, comma-separated")
+    rules.set_defaults(run=_rules)
+    return parser
+
+
+def _check(args: argparse.Namespace) -> int:
+    if args.timeout <= 0:
+        raise BadInput(f"--timeout must be positive, got {args.timeout:g}")
+    target = load_target(args.target)
+    planned = plan(target, rules=args.rules)
+    skipped = unserved(target, rules=args.rules)
+    if not planned:
+        offered = ", ".join(sorted(target.capabilities & {"publisher", "subscriber", "processor"})) or "nothing"
+        raise BadInput(f"no check to run: the selection {args.rules or 'all'} has none for what the target "
+                       f"offers ({offered})")
+    if args.list:
+        for p in planned:
+            item = load_catalog()[p.check.rule]
+            print(f"{p.check.rule:<8} {item.level:<11} {p.check.role:<12} {p.check.name}")
+        print(f"{len(planned)} checks would run against {target.name}")
+        return EXIT_CONFORMANT
+    results = _run_with_progress(planned, args.timeout)
+    if args.results:
+        _write_results(pathlib.Path(args.results), target.name, results)
+    _print_table(results, args.rules)
+    return _summarise(results, skipped)
+
+
+def _run_with_progress(planned: list[Planned], timeout_s: float) -> list[Result]:
+    results = []
+    tty = sys.stderr.isatty()
+    for number, p in enumerate(planned, 1):
+        if tty:
+            print(f"\r\x1b[K[{number}/{len(planned)}] {p.check.rule} {p.check.name}", end="", file=sys.stderr,
+                  flush=True)
+        result = run_check(p.check, p.target, timeout_s=timeout_s)
+        results.append(result)
+        if not tty:
+            print(_progress_mark(result.verdict), end="", file=sys.stderr, flush=True)
+    print("\r\x1b[K" if tty else "", file=sys.stderr)
+    return results
+
+
+def _progress_mark(verdict: Verdict) -> str:
+    return {Verdict.PASS: ".", Verdict.FAIL: "F", Verdict.ERROR: "E", Verdict.WARN: "W"}.get(verdict, "s")
+
+
+def _write_results(directory: pathlib.Path, target_name: str, results: list[Result]) -> None:
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        path = directory / f"check-{re.sub(r'[^A-Za-z0-9_.-]+', '_', target_name)}.jsonl"
+        with path.open("w", encoding="utf-8") as out:
+            for result in results:
+                out.write(json.dumps(result.row(), ensure_ascii=False) + "\n")
+    except OSError as exc:
+        raise BadInput(f"--results {directory}: cannot write ({exc.strerror})") from exc
+
+
+def _print_table(results: list[Result], rules: str | None) -> None:
+    by_rule: dict[str, list[Result]] = {}
+    for result in results:
+        by_rule.setdefault(result.rule, []).append(result)
+    for item, reason in untested_items(rules):
+        by_rule.setdefault(item.id, [])
+    catalog = load_catalog()
+    untested = dict((item.id, reason) for item, reason in untested_items(rules))
+    width = max((len(r) for r in by_rule), default=4)
+    print(f"{'rule':<{width}}  {'level':<11}  {'verdict':<11}  reason")
+    for item in catalog.items:
+        if item.id not in by_rule:
+            continue
+        rows = by_rule[item.id]
+        if rows:
+            worst = min(rows, key=lambda r: _SEVERITY.index(r.verdict))
+            verdict = worst.verdict.value
+            if worst.verdict is Verdict.PASS:
+                others = [r for r in rows if r.verdict is not Verdict.PASS]
+                reason = f"{len(rows) - len(others)} of {len(rows)} checks passed" if len(rows) > 1 else ""
+                if others:
+                    reason += f"; {others[0].check}: {others[0].reason}"
+            else:
+                reason = f"{worst.check}: {worst.reason}" if len(rows) > 1 else worst.reason
+        else:
+            verdict, reason = Verdict.UNTESTED.value, untested[item.id]
+        print(f"{item.id:<{width}}  {item.level:<11}  {verdict:<11}  {textwrap.shorten(reason, 100)}")
+    failures = [r for r in results if r.verdict in (Verdict.FAIL, Verdict.ERROR, Verdict.WARN)]
+    for result in failures:
+        print(f"\n--- {result.verdict.value}: {result.rule} {result.check}\n{result.message}")
+
+
+def _summarise(results: list[Result], skipped: dict[str, int]) -> int:
+    counts = {v: sum(r.verdict is v for r in results) for v in Verdict}
+    must_failed = counts[Verdict.FAIL]
+    errors = counts[Verdict.ERROR]
+    for subject, count in skipped.items():
+        print(f"\nn/a: the target offers no {subject}; its {count} checks were not run")
+    shown = ", ".join(f"{counts[v]} {v.value}" for v in _SEVERITY[::-1] if counts[v])
+    if must_failed:
+        status, code = "NOT CONFORMANT (a MUST item failed)", EXIT_NONCONFORMANT
+    elif errors:
+        status, code = "INCOMPLETE (checks could not run)", EXIT_BAD_INPUT
+    else:
+        status, code = "conformant", EXIT_CONFORMANT
+    rules = len({r.rule for r in results})
+    print(f"\nrstck: {len(results)} checks of {rules} items: {shown} — {status}")
+    return code
+
+
+def _rules(args: argparse.Namespace) -> int:
+    checks = all_checks()
+    untested = dict((item.id, reason) for item, reason in untested_items())
+    for item in load_catalog().select(args.rules):
+        covering = [c.name for c in checks if c.rule == item.id]
+        coverage = ", ".join(covering) if covering else f"untested: {untested.get(item.id, 'no check yet')}"
+        print(f"{item.id}  {item.level}  [{item.spec} / {item.section}]")
+        print(textwrap.indent(textwrap.fill(item.text, 96), "    "))
+        print(textwrap.indent(textwrap.fill(f"covered by: {coverage}", 96), "    "))
+    return EXIT_CONFORMANT
+
+
+if __name__ == "__main__":
+    sys.exit(main())

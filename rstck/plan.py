@@ -1,0 +1,49 @@
+"""Which checks run against a target: shared by the CLI and the pytest plugin."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from .rules import UNTESTED, Check, all_checks
+from .rules.catalog import Item, load_catalog
+from .target import Target
+
+SUBJECTS = ("publisher", "subscriber", "processor")
+
+
+@dataclasses.dataclass(frozen=True)
+class Planned:
+    check: Check
+    target: Target
+
+    @property
+    def id(self) -> str:
+        return self.check.id
+
+
+def served_subjects(target: Target) -> list[str]:
+    return [s for s in SUBJECTS if s in target.capabilities]
+
+
+def plan(target: Target, *, rules: str | None = None, subjects: frozenset[str] | None = None) -> list[Planned]:
+    """Checks of the selected rules whose subject the target serves (and `subjects` allows)."""
+    selected = {item.id for item in load_catalog().select(rules)}
+    wanted = set(served_subjects(target)) & set(subjects or SUBJECTS)
+    return [Planned(check, target) for check in all_checks()
+            if check.rule in selected and check.subject in wanted]
+
+
+def unserved(target: Target, *, rules: str | None = None) -> dict[str, int]:
+    """How many selected checks each subject the target does not serve would have had."""
+    selected = {item.id for item in load_catalog().select(rules)}
+    served = set(served_subjects(target))
+    counts: dict[str, int] = {}
+    for check in all_checks():
+        if check.rule in selected and check.subject not in served:
+            counts[check.subject] = counts.get(check.subject, 0) + 1
+    return counts
+
+
+def untested_items(rules: str | None = None) -> list[tuple[Item, str]]:
+    all_checks()  # rule modules declare their untested items when imported
+    return [(item, UNTESTED[item.id]) for item in load_catalog().select(rules) if item.id in UNTESTED]

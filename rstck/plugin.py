@@ -1,0 +1,173 @@
+"""The pytest plugin: every check becomes a tagged pytest item.
+
+Two ways in: `pytest --rstck-target mypkg.tck:target`, or a test class that subclasses
+rstck.PublisherVerification (or Subscriber/Processor) and sets `target`. Items carry
+`rstck(rule=..., spec=..., level=...)`, a role marker and a level marker.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import pathlib
+import warnings
+from typing import Any
+
+import pytest
+
+from .plan import Planned, plan
+from .rules.catalog import load_catalog
+from .runner import Result, run_check
+from .settle import DEFAULT_DEADLINE_S
+from .target import Target, load_target
+from .verdict import BadInput, Verdict
+from .verification import Verification
+
+MARKERS = {
+    "rstck(rule, spec, level)": "a check of a catalogue item, e.g. -m \"rstck(rule='3.9')\"",
+    "publisher": "checks of Publisher rules (1.x)",
+    "subscription": "checks of Subscription rules (3.x)",
+    "subscriber": "checks of Subscriber rules (2.x)",
+    "processor": "checks of Processor rules (4.x) and checks run against a processor",
+    "must": "checks of MUST / MUST NOT / REQUIRED items",
+    "should": "checks of SHOULD / RECOMMENDED items",
+    "may": "checks of MAY items",
+    "fuzz": "Hypothesis state machines fuzzing signal orderings",
+}
+
+
+class RstckWarning(UserWarning):
+    """A SHOULD or RECOMMENDED item is not met (verdict `warn`)."""
+
+
+class CheckFailed(Exception):
+    """A check's verdict is fail (or warn under --rstck-strict); the message is the evidence."""
+
+
+class CheckError(Exception):
+    """The check could not run (verdict `error`): not counted against the implementation."""
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("rstck", "Reactive Streams conformance (rstck)")
+    group.addoption("--rstck-target", action="append", default=[], metavar="MODULE:ATTR",
+                    help="run every check against this target (repeatable)")
+    group.addoption("--rstck-rules", metavar="GLOBS", help='only these rule ids or globs: "1.*,3.9"')
+    group.addoption("--rstck-results", metavar="DIR", help="write JSON Lines result rows into DIR")
+    group.addoption("--rstck-timeout", type=float, default=None, metavar="S",
+                    help=f"deadline per check in seconds (default {DEFAULT_DEADLINE_S:g})")
+    group.addoption("--rstck-strict", action="store_true", help="a warn verdict fails its item")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for marker, text in MARKERS.items():
+        config.addinivalue_line("markers", f"{marker}: {text}")
+    results_dir = config.getoption("rstck_results", None)
+    config.stash[_RESULTS] = _ResultsFile(pathlib.Path(results_dir), _worker_id(config)) if results_dir else None
+
+
+def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: Any):
+    if inspect.isclass(obj) and issubclass(obj, Verification) and getattr(obj, "target", None) is not None:
+        return VerificationCollector.from_parent(collector, name=name, verification=obj, target=obj.target)
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    for spec in config.getoption("rstck_target"):
+        try:
+            target = load_target(spec)
+        except BadInput as exc:
+            raise pytest.UsageError(f"--rstck-target: {exc}") from None
+        collector = VerificationCollector.from_parent(session, name=f"rstck[{spec}]", nodeid=f"rstck[{spec}]",
+                                                      verification=Verification, target=target)
+        items.extend(collector.collect())
+
+
+class VerificationCollector(pytest.Collector):
+    """The checks of one Verification (or of one --rstck-target) as pytest items."""
+
+    def __init__(self, *, verification: type[Verification], target: Target, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.verification = verification
+        self.target = target
+
+    def collect(self) -> list[pytest.Item]:
+        rules = self.verification.rules or self.config.getoption("rstck_rules")
+        try:
+            planned = plan(self.target, rules=rules, subjects=self.verification.subjects)
+        except BadInput as exc:
+            raise pytest.UsageError(str(exc)) from None
+        return [CheckItem.from_parent(self, name=f"{p.check.rule}-{p.check.name}", planned=p) for p in planned]
+
+
+class CheckItem(pytest.Item):
+    def __init__(self, *, planned: Planned, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.planned = planned
+        self.result: Result | None = None
+        check = planned.check
+        item = load_catalog()[check.rule]
+        self.add_marker(pytest.mark.rstck(rule=check.rule, spec=item.spec, level=item.level))
+        self.add_marker(getattr(pytest.mark, check.role))
+        if check.subject != check.role:
+            self.add_marker(getattr(pytest.mark, check.subject))
+        self.add_marker(getattr(pytest.mark, item.level_marker))
+        self.user_properties.append(("rstck_rule", check.rule))
+
+    def _timeout(self) -> float:
+        verification = getattr(self.parent, "verification", Verification)
+        return self.config.getoption("rstck_timeout") or verification.timeout_s or DEFAULT_DEADLINE_S
+
+    def setup(self) -> None:
+        result = run_check(self.planned.check, self.planned.target, timeout_s=self._timeout())
+        result.node_id = self.nodeid
+        self.result = result
+        results_file = self.config.stash[_RESULTS]
+        if results_file is not None:
+            results_file.write(result)
+        self.user_properties.append(("rstck_verdict", result.verdict.value))
+        if result.verdict is Verdict.ERROR:
+            raise CheckError(result.message)
+
+    def runtest(self) -> None:
+        result = self.result
+        assert result is not None
+        if result.verdict is Verdict.FAIL:
+            raise CheckFailed(result.message)
+        if result.verdict is Verdict.WARN:
+            if self.config.getoption("rstck_strict"):
+                raise CheckFailed(result.message)
+            warnings.warn(RstckWarning(result.message))
+        elif result.verdict in (Verdict.UNSUPPORTED, Verdict.NOT_APPLICABLE, Verdict.UNTESTED):
+            pytest.skip(f"{result.verdict.value}: {result.reason}")
+
+    def repr_failure(self, excinfo, style=None):
+        if isinstance(excinfo.value, (CheckFailed, CheckError)):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style)
+
+    def reportinfo(self):
+        return self.path, None, f"{self.planned.check.rule} {self.planned.check.name}"
+
+
+_RESULTS = pytest.StashKey["_ResultsFile | None"]()
+
+
+def _worker_id(config: pytest.Config) -> str:
+    workerinput = getattr(config, "workerinput", None)
+    return workerinput["workerid"] if workerinput else os.environ.get("PYTEST_XDIST_WORKER", "main")
+
+
+class _ResultsFile:
+    """One JSON Lines file per pytest process (per xdist worker), started afresh each run."""
+
+    def __init__(self, directory: pathlib.Path, worker: str):
+        directory.mkdir(parents=True, exist_ok=True)
+        self.path = directory / f"pytest-{worker}.jsonl"
+        self.path.write_text("", encoding="utf-8")
+
+    def write(self, result: Result) -> None:
+        with self.path.open("a", encoding="utf-8") as out:
+            out.write(json.dumps(result.row(), ensure_ascii=False) + "\n")

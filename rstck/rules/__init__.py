@@ -1,0 +1,87 @@
+"""Rule checks: plain functions decorated with @rule("3.9"), one module per spec section.
+
+The decorator only registers; `all_checks()` imports the rule modules and validates
+every check against the catalogue. Items without a check are declared `untested`
+with the reason, next to the checks of their section.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from typing import Callable
+
+from .catalog import load_catalog
+
+# The modules that hold checks, in report order.
+RULE_MODULES = (
+    "rstck.rules.reactive_streams.publisher",
+    "rstck.rules.reactive_streams.subscriber",
+    "rstck.rules.reactive_streams.subscription",
+    "rstck.rules.reactive_streams.processor",
+)
+
+# What a check needs from a target, by the role its module covers.
+_DEFAULT_NEEDS = {
+    "publisher": frozenset({"publisher"}),
+    "subscription": frozenset({"publisher"}),
+    "subscriber": frozenset({"subscriber"}),
+    "processor": frozenset({"processor"}),
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Check:
+    rule: str
+    name: str
+    func: Callable[..., None]
+    needs: frozenset[str]
+    role: str  # publisher, subscriber, subscription, processor: the spec section's module
+
+    @property
+    def id(self) -> str:
+        return f"{self.rule}/{self.name}"
+
+    @property
+    def subject(self) -> str:
+        """What is under test: publisher, subscriber or processor."""
+        for subject in ("processor", "subscriber"):
+            if subject in self.needs:
+                return subject
+        return "publisher"
+
+    @property
+    def doc(self) -> str:
+        return (self.func.__doc__ or "").strip().split("\n\n")[0]
+
+
+_CHECKS: list[Check] = []
+UNTESTED: dict[str, str] = {}
+
+
+def rule(rule_id: str, *, needs: set[str] | frozenset[str] | None = None):
+    """Register the decorated function as a check of catalogue item `rule_id`."""
+
+    def register(func: Callable[..., None]) -> Callable[..., None]:
+        role = func.__module__.rsplit(".", 1)[-1]
+        chosen = frozenset(needs) if needs is not None else _DEFAULT_NEEDS.get(role, frozenset())
+        _CHECKS.append(Check(rule_id, func.__name__, func, chosen, role))
+        return func
+
+    return register
+
+
+def untested(rule_id: str, reason: str) -> None:
+    """Declare that catalogue item `rule_id` has no executable check, and why."""
+    UNTESTED[rule_id] = reason
+
+
+def all_checks() -> list[Check]:
+    """Every registered check, in catalogue order; each must name a catalogue item."""
+    for module in RULE_MODULES:
+        importlib.import_module(module)
+    catalog = load_catalog()
+    for check in _CHECKS:
+        catalog[check.rule]  # raises BadInput naming an unknown id
+    order = {item.id: n for n, item in enumerate(catalog.items)}
+    return sorted(_CHECKS, key=lambda c: order[c.rule])

@@ -1,0 +1,1 @@
+"""Processor rules 4.1-4.2."""

@@ -1,0 +1,214 @@
+"""Publisher rules 1.1-1.11.
+
+The probes monitor every publisher rule on every signal, so any check may report a
+violation of another item; the checks here are the situations built to provoke each
+rule's own violation.
+"""
+
+from __future__ import annotations
+
+from ...verdict import RuleViolation, Unsupported
+from .. import rule
+
+
+@rule("1.1")
+def on_next_count_never_exceeds_requested(target):
+    """1.1: the probe counts its demand and charges every on_next beyond it at once."""
+    publisher = target.create_publisher(target.elements(10, at_least=4))
+    probe = target.subscribe(publisher)
+    target.settle()  # no demand yet: any on_next now exceeds it
+    for n in (1, 2, 1):
+        probe.request(n)
+        target.settle()
+
+
+@rule("1.1")
+def on_next_within_demand_signalled_from_on_next(target):
+    """1.1 with demand of one signalled from inside each on_next (stop-and-wait)."""
+    publisher = target.create_publisher(target.elements(10, at_least=2))
+    probe = target.subscribe(publisher, on_next=lambda p, _: p.request(1) if len(p.elements) < 3 else None)
+    probe.request(1)
+    target.settle()
+
+
+@rule("1.2")
+def may_signal_fewer_on_next_than_requested_and_complete(target):
+    """1.2 (MAY): asked for more than it has, the publisher ends the stream early, with on_complete
+    or on_error."""
+    n = target.elements(3)
+    probe = target.subscribe(target.create_publisher(n))
+    probe.request(n + 7)
+    target.settle()
+    if not probe.terminated:
+        raise Unsupported(f"asked for {n + 7} of {n} elements, it signalled {probe.observed()}")
+
+
+@rule("1.3")
+def signals_are_serial(target):
+    """1.3: overlapping calls are detected across threads; a foreign-thread signal dwells briefly so
+    that a concurrent one can collide with it."""
+    n = target.elements(64, at_least=2)
+    probe = target.subscribe(target.create_publisher(n), dwell_s=0.0005)
+    for _ in range(n // 4):  # many small requests in a row give a careless publisher many chances to race
+        probe.request(4)
+    probe.request(n)
+    target.settle()
+
+
+@rule("1.4", needs={"failed_publisher"})
+def failed_publisher_signals_on_error(target):
+    """1.4: with or without demand (2.10), a failed publisher signals on_error."""
+    probe = target.subscribe(target.create_failed_publisher())
+    target.settle()
+    if not probe.errors:
+        probe.request(1)
+        target.settle()
+    probe.expect_error("BaseException", rule="1.4")
+
+
+@rule("1.5")
+def finite_stream_signals_on_complete(target):
+    """1.5: after its last element, with the demand met or one more request, on_complete follows."""
+    n = target.elements(3)
+    probe = target.subscribe(target.create_publisher(n))
+    probe.request(n)
+    target.settle()
+    if not probe.completed:
+        probe.request(1)  # a lazy publisher may need to look for the end
+        target.settle()
+    probe.expect_complete(rule="1.5")
+
+
+@rule("1.5")
+def empty_stream_signals_on_complete(target):
+    """1.5 for a stream of no elements, with or without demand (2.9)."""
+    probe = target.subscribe(target.create_publisher(0))
+    target.settle()
+    if not probe.completed:
+        probe.request(1)
+        target.settle()
+    probe.expect_complete(rule="1.5")
+
+
+@rule("1.6")
+def on_complete_makes_the_subscription_cancelled(target):
+    """1.6: after on_complete, request and cancel must be NOPs that return normally."""
+    n = target.elements(2)
+    probe = target.subscribe(target.create_publisher(n))
+    probe.request(n + 1)
+    target.settle()
+    probe.expect_complete(rule="1.5")
+    probe.silence("1.6")
+    probe.request(1, rule_if_raises="1.6")
+    probe.request(0, rule_if_raises="1.6")  # not even the 3.9 error: the subscription is cancelled
+    probe.cancel(rule_if_raises="1.6")
+    target.settle()
+
+
+@rule("1.6", needs={"failed_publisher"})
+def on_error_makes_the_subscription_cancelled(target):
+    """1.6 after on_error."""
+    probe = target.subscribe(target.create_failed_publisher())
+    probe.request(1)
+    target.settle()
+    probe.expect_error("BaseException", rule="1.4")
+    probe.silence("1.6")
+    probe.request(1, rule_if_raises="1.6")
+    probe.cancel(rule_if_raises="1.6")
+    target.settle()
+
+
+@rule("1.7")
+def no_signal_after_on_complete(target):
+    """1.7: demand left over after the end must not draw further signals."""
+    n = target.elements(5)
+    probe = target.subscribe(target.create_publisher(n))
+    probe.request(n + 5)
+    target.settle()
+    probe.expect_complete(rule="1.5")
+
+
+@rule("1.7", needs={"failed_publisher"})
+def no_signal_after_on_error(target):
+    """1.7 after on_error."""
+    probe = target.subscribe(target.create_failed_publisher())
+    probe.request(5)
+    target.settle()
+    probe.expect_error("BaseException", rule="1.4")
+
+
+@rule("1.8")
+def cancelled_subscriber_is_not_signalled_for_others_demand(target):
+    """1.8: once a cancel has settled, the subscriber hears nothing more, even while another
+    subscriber of the same publisher goes on requesting (where the publisher takes two)."""
+    publisher = target.create_publisher(target.elements(10, at_least=4))
+    first, second = target.subscribe(publisher), target.subscribe(publisher)
+    first.request(1)
+    second.request(1)
+    target.settle()
+    first.cancel()
+    target.settle()
+    second.request(3)
+    target.settle()
+
+
+@rule("1.9")
+def subscribe_signals_on_subscribe_first(target):
+    """1.9: subscribe returns normally and on_subscribe precedes every other signal."""
+    probe = target.subscribe(target.create_publisher(target.elements(3)))
+    target.settle()
+    probe.expect_subscribed()
+    probe.request(3)
+    target.settle()
+
+
+@rule("1.9", needs={"failed_publisher"})
+def failed_publisher_signals_on_subscribe_before_on_error(target):
+    """1.9: even a failed publisher calls on_subscribe before on_error."""
+    probe = target.subscribe(target.create_failed_publisher())
+    target.settle()
+    probe.expect_subscribed()
+
+
+@rule("1.9", needs={"publisher", "null_arguments"})
+def subscribe_none_raises_type_error(target):
+    """1.9: subscribe(None) raises TypeError (the profile's type error) to the caller."""
+    publisher = target.create_publisher(target.elements(1))
+    target.call_expecting_error(publisher, "subscribe", (None,), error_type=target.profile.type_error,
+                                rule="1.9")
+    target.settle()
+
+
+@rule("1.10")
+def subscribe_keeps_its_semantics_for_each_new_subscriber(target):
+    """1.10: subscribe may be called again and again, each time with a new subscriber, and each
+    call is a full subscribe: on_subscribe, then the elements or an on_error rejecting it (whether
+    the stream then completes is 1.5's business)."""
+    n = target.elements(3)
+    publisher = target.create_publisher(n)
+    for attempt in range(1, 4):
+        probe = target.subscribe(publisher)
+        probe.request(n + 1)
+        target.settle()
+        probe.expect_subscribed(rule="1.10")
+        if not (probe.errors or len(probe.elements) == n):
+            raise RuleViolation("1.10", f"subscribe #{attempt} to work like the first: {n} on_next, "
+                                        "or an on_error", probe.observed())
+        if not probe.terminated:
+            probe.cancel()
+
+
+@rule("1.11")
+def may_support_multiple_subscribers(target):
+    """1.11 (MAY): two subscribers at once; rejecting the second with on_error is allowed."""
+    n = target.elements(5)
+    publisher = target.create_publisher(n)
+    probes = [target.subscribe(publisher) for _ in range(2)]
+    for probe in probes:
+        probe.request(n)
+    target.settle()
+    for probe in probes:
+        probe.expect_subscribed()
+    rejected = [p for p in probes if p.errors and not p.elements]
+    if rejected:
+        raise Unsupported(f"{rejected[0].name} was rejected: {rejected[0].observed()}")

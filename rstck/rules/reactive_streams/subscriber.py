@@ -1,0 +1,1 @@
+"""Subscriber rules 2.1-2.13."""

@@ -1,0 +1,396 @@
+"""Subscription rules 3.1-3.17 (as served by a publisher under test).
+
+3.1 binds the subscriber: it is checked with the Subscriber verification.
+"""
+
+from __future__ import annotations
+
+import gc
+import threading
+import time
+import weakref
+
+from ...api import MAX_DEMAND
+from ...settle import RESPONSIVENESS_BOUND_S
+from ...verdict import RuleViolation, Unsupported
+from .. import rule
+
+# 3.3: a stream this long whose every element nests inside the previous one's request has no
+# bound below the stream's length. Kept small: a deeper stack could overflow Python's.
+RECURSION_PROBE_ELEMENTS = 32
+
+
+@rule("3.2")
+def request_from_on_subscribe_and_on_next_is_allowed(target):
+    """3.2: request called synchronously from inside on_subscribe and on_next must work; a raise
+    or a hang there is charged to 3.2."""
+    n = target.elements(10)
+    probe = target.subscribe(target.create_publisher(n),
+                             on_subscribe=lambda p, _: p.request(1), on_next=lambda p, _: p.request(1))
+    target.settle()
+    probe.expect_elements(n, rule="3.2")
+
+
+def _recursion_depth(target) -> tuple[int, int]:
+    n = target.elements(RECURSION_PROBE_ELEMENTS, at_least=4)
+    probe = target.subscribe(target.create_publisher(n), on_next=lambda p, _: p.request(1))
+    probe.request(1)
+    target.settle()
+    return probe.max_depth, len(probe.elements)
+
+
+@rule("3.3")
+def request_on_next_recursion_is_bounded(target):
+    """3.3: the probe requests one more from inside each on_next and measures how deeply on_next
+    calls nest; nesting that grows with every element has no bound."""
+    depth, delivered = _recursion_depth(target)
+    if delivered >= 4 and depth >= delivered:
+        raise RuleViolation("3.3", "an upper bound on request -> on_next recursion",
+                            f"each of {delivered} on_next ran inside the previous one's request (depth {depth})")
+
+
+@rule("3.3.depth-one")
+def request_on_next_recursion_depth_is_one(target):
+    """3.3 (RECOMMENDED): the recursion is limited to depth 1."""
+    depth, _ = _recursion_depth(target)
+    if depth > 1:
+        raise RuleViolation("3.3.depth-one", "on_next never nested in on_next (depth 1)", f"depth {depth}")
+
+
+@rule("3.4")
+def request_returns_promptly(target):
+    """3.4 (SHOULD): request returns within the responsiveness bound (time spent inside the probe's
+    own on_next excluded)."""
+    probe = target.subscribe(target.create_publisher(target.elements(4)))
+    target.settle()
+    slowest = 0.0
+    for n in (1, 1, 2):
+        probe.request(n)
+        slowest = max(slowest, probe.last_request_s)
+        target.settle()
+    if slowest > RESPONSIVENESS_BOUND_S:
+        raise RuleViolation("3.4", f"request to return within {RESPONSIVENESS_BOUND_S:g} s",
+                            f"the slowest took {slowest:.3f} s", timed_out=True)
+
+
+@rule("3.5")
+def cancel_returns_promptly(target):
+    """3.5: cancel respects its caller's responsivity (a cancel that never returns is charged 3.5)."""
+    probe = target.subscribe(target.create_publisher(target.elements(4)))
+    probe.request(1)
+    target.settle()
+    cancel_took = _timed(probe.cancel)
+    target.settle()
+    if cancel_took > RESPONSIVENESS_BOUND_S:
+        raise RuleViolation("3.5", f"cancel to return within {RESPONSIVENESS_BOUND_S:g} s",
+                            f"it took {cancel_took:.3f} s", timed_out=True)
+
+
+@rule("3.5")
+def cancel_is_idempotent(target):
+    """3.5: cancel called twice in a row, before the first has settled, is harmless."""
+    probe = target.subscribe(target.create_publisher(target.elements(4)))
+    probe.request(1)
+    target.settle()
+    probe.cancel()  # a raise here is 3.15's
+    probe.cancel(rule_if_raises="3.5")
+    target.settle()
+
+
+@rule("3.5")
+def cancel_is_thread_safe(target):
+    """3.5: cancel called from eight threads at the same instant returns normally on every one (a
+    cancel that raises even when called alone is charged to 3.15 first)."""
+    alone = target.subscribe(target.create_publisher(target.elements(4)))
+    target.settle()
+    alone.cancel()
+    target.settle()
+    probe = target.subscribe(target.create_publisher(target.elements(4)))
+    probe.request(1)
+    target.settle()
+    start = threading.Barrier(8)
+
+    def cancel_together() -> None:
+        try:
+            start.wait(timeout=2)
+        except threading.BrokenBarrierError:
+            pass
+        probe.cancel(rule_if_raises="3.5")
+
+    threads = [threading.Thread(target=cancel_together, name=f"rstck-cancel-{i}") for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    target.settle()
+
+
+@rule("3.6")
+def request_after_cancel_is_a_nop(target):
+    """3.6: once cancelled, request (even request(0)) draws no signal and returns normally."""
+    probe = target.subscribe(target.create_publisher(target.elements(10, at_least=2)))
+    probe.request(1)
+    target.settle()
+    probe.cancel()
+    target.settle()
+    probe.silence("3.6")
+    probe.request(2, rule_if_raises="3.6")
+    probe.request(0, rule_if_raises="3.6")
+    target.settle()
+
+
+@rule("3.7")
+def cancel_after_cancel_is_a_nop(target):
+    """3.7: a cancel after the first has taken effect draws no signal and returns normally."""
+    probe = target.subscribe(target.create_publisher(target.elements(10, at_least=2)))
+    probe.request(1)
+    target.settle()
+    probe.cancel()
+    target.settle()
+    probe.silence("3.7")
+    probe.cancel(rule_if_raises="3.7")
+    target.settle()
+
+
+@rule("3.8")
+def request_adds_to_outstanding_demand(target):
+    """3.8: two requests made before the publisher could serve the first add up, whether made from
+    inside on_next or back to back from outside."""
+    n = target.elements(12, at_least=7)
+
+    def ask_twice(probe, _item):
+        if len(probe.elements) == 1:
+            probe.request(2)
+            probe.request(3)
+
+    inside = target.subscribe(target.create_publisher(n), on_next=ask_twice)
+    inside.request(1)
+    target.settle()
+    inside.expect_elements(6, rule="3.8")
+    outside = target.subscribe(target.create_publisher(n))
+    target.settle()
+    outside.request(2)
+    outside.request(3)
+    target.settle()
+    outside.expect_elements(5, rule="3.8")
+
+
+@rule("3.9")
+def request_zero_signals_on_error(target):
+    """3.9: request(0) on a live subscription signals on_error with the profile's range error."""
+    probe = target.subscribe(target.create_publisher(target.elements(10)))
+    probe.request(0)
+    target.settle()
+    probe.expect_error(target.profile.range_error, rule="3.9")
+
+
+@rule("3.9")
+def request_negative_signals_on_error(target):
+    """3.9 with a negative argument, after some elements have been delivered."""
+    probe = target.subscribe(target.create_publisher(target.elements(10, at_least=2)))
+    probe.request(1)
+    target.settle()
+    probe.request(-1)
+    target.settle()
+    probe.expect_error(target.profile.range_error, rule="3.9")
+
+
+# Words that show an error message explains the 3.9 violation.
+_EXPLAINS_NON_POSITIVE = ("3.9", "positive", "> 0", "<= 0", ">0", "<=0", "greater than 0", "greater than zero",
+                          "illegal", "invalid", "must be at least 1", ">= 1")
+
+
+@rule("3.9.message")
+def non_positive_request_error_explains_itself(target):
+    """3.9 (SHOULD): the on_error message says that non-positive requests are illegal."""
+    probe = target.subscribe(target.create_publisher(target.elements(10)))
+    probe.request(0)
+    target.settle()
+    error = probe.expect_error(target.profile.range_error, rule="3.9")
+    message = str(error).lower()
+    if not any(word in message for word in _EXPLAINS_NON_POSITIVE):
+        raise RuleViolation("3.9.message", "a message explaining that non-positive requests are illegal",
+                            f"message {str(error)!r}")
+
+
+def _synchronously(target, probe, kind: str, request: int) -> bool:
+    """Whether `kind` reached `probe` on the check's own thread, inside a request(`request`)."""
+    before = len(target.trace)
+    probe.request(request)
+    check_thread = target.check_thread.name
+    return any(s.seq > before and s.thread == check_thread and s.depth > 0
+               for s in target.trace.signals_of(probe.name, kind))
+
+
+@rule("3.10")
+def request_may_signal_on_next_synchronously(target):
+    """3.10 (MAY): request(1) delivers on_next before it returns, on the caller's thread."""
+    probe = target.subscribe(target.create_publisher(target.elements(3)))
+    target.settle()
+    if not _synchronously(target, probe, "on_next", 1):
+        target.settle()
+        raise Unsupported("request(1) returned before on_next; delivery is asynchronous")
+    target.settle()
+
+
+@rule("3.11")
+def request_may_signal_on_complete_synchronously(target):
+    """3.11 (MAY): request delivers the last element and on_complete before it returns."""
+    probe = target.subscribe(target.create_publisher(target.elements(1)))
+    target.settle()
+    if not _synchronously(target, probe, "on_complete", 2):
+        target.settle()
+        raise Unsupported("request(2) on a one-element stream returned before on_complete")
+    target.settle()
+
+
+@rule("3.12")
+def cancel_stops_a_stream_with_demand_pending(target):
+    """3.12: cancelled at its first element with the whole stream requested, the publisher stops
+    before reaching the end; running on to on_complete means the cancel was ignored."""
+    n = target.elements(256, at_least=64)
+    probe = target.subscribe(target.create_publisher(n),
+                             on_next=lambda p, _: p.cancel() if len(p.elements) == 1 else None)
+    probe.request(n)
+    target.settle()
+    if probe.completed or len(probe.elements) >= n:
+        raise RuleViolation("3.12", "the publisher to stop signalling after cancel",
+                            f"cancelled at on_next 1 of {n}, it went on to {probe.observed()}")
+
+
+@rule("3.13", needs={"publisher", "identity"})
+def cancel_drops_the_reference_to_the_subscriber(target):
+    """3.13: after cancel has settled and a garbage collection, the subscriber is unreachable
+    while the publisher itself is still alive."""
+    publisher = target.create_publisher(target.elements(5, at_least=2))
+    probe = target.subscribe(publisher)
+    probe.request(1)
+    target.settle()
+    probe.cancel()
+    target.settle()
+    target.forget(probe)
+    name, alive = probe.name, weakref.ref(probe)
+    del probe
+    gc.collect()
+    if alive() is not None:
+        holders = sorted({type(r).__name__ for r in gc.get_referrers(alive()) if not _is_frame_or_kit(r)})
+        raise RuleViolation("3.13", f"{name} to be collectable once cancelled",
+                            f"it is still referenced (by {', '.join(holders) or 'something'}) while the "
+                            "publisher is alive")
+    del publisher
+
+
+def _is_frame_or_kit(referrer) -> bool:
+    return type(referrer).__name__ in ("frame", "WeakSet", "ref") or isinstance(referrer, weakref.ref)
+
+
+@rule("3.14")
+def cancel_may_shut_the_publisher_down(target):
+    """3.14 (MAY): after its only subscriber cancels, a stateful publisher may end new subscriptions
+    at once with on_complete or on_error."""
+    n = target.elements(5, at_least=2)
+    publisher = target.create_publisher(n)
+    first = target.subscribe(publisher)
+    first.request(1)
+    target.settle()
+    first.cancel()
+    target.settle()
+    second = target.subscribe(publisher)
+    second.request(n)
+    target.settle()
+    second.expect_subscribed()
+    if not (second.terminated and not second.elements):
+        raise Unsupported(f"a new subscriber after the cancel was served as usual ({second.observed()})")
+
+
+@rule("3.15")
+def cancel_returns_normally(target):
+    """3.15: cancel before any request and after a partial one returns normally."""
+    n = target.elements(5, at_least=2)
+    fresh = target.subscribe(target.create_publisher(n))
+    target.settle()
+    fresh.cancel()
+    partial = target.subscribe(target.create_publisher(n))
+    partial.request(1)
+    target.settle()
+    partial.cancel()
+    target.settle()
+
+
+@rule("3.16")
+def request_returns_normally(target):
+    """3.16: request returns normally in every state of a live subscription, including past the
+    end of the stream."""
+    n = target.elements(5, at_least=2)
+    probe = target.subscribe(target.create_publisher(n))
+    for k in (1, 1, n):
+        probe.request(k)
+        target.settle()
+
+
+@rule("3.17")
+def demand_up_to_max_is_supported(target):
+    """3.17: a demand of 2**63-1 in one call, and reaching it cumulatively, delivers everything."""
+    n = target.elements(10)
+    once = target.subscribe(target.create_publisher(n))
+    once.request(MAX_DEMAND)
+    target.settle()
+    once.expect_elements(n, rule="3.17")
+    cumulative = target.subscribe(target.create_publisher(n))
+    cumulative.request(1)
+    target.settle()
+    cumulative.request(MAX_DEMAND - 1)
+    target.settle()
+    cumulative.expect_elements(n, rule="3.17")
+
+
+@rule("3.17")
+def pending_demand_beyond_max_keeps_working(target):
+    """3.17: demand pending above 2**63-1 (two maximal requests before delivery) neither errors nor
+    wraps around; made both from inside on_next and back to back from outside."""
+    n = target.elements(10, at_least=3)
+
+    def ask_twice(probe, _item):
+        if len(probe.elements) == 1:
+            probe.request(MAX_DEMAND)
+            probe.request(MAX_DEMAND)
+
+    inside = target.subscribe(target.create_publisher(n), on_next=ask_twice)
+    inside.request(1)
+    target.settle()
+    inside.expect_elements(n, rule="3.17")
+    outside = target.subscribe(target.create_publisher(n))
+    target.settle()
+    outside.request(MAX_DEMAND)
+    outside.request(MAX_DEMAND)
+    target.settle()
+    outside.expect_elements(n, rule="3.17")
+
+
+@rule("3.17")
+def many_small_requests_are_supported(target):
+    """3.17: an unbounded number of calls: one request(1) per element, hundreds of times."""
+    n = target.elements(256, at_least=16)
+    probe = target.subscribe(target.create_publisher(n))
+    for _ in range(n):
+        probe.request(1)
+    target.settle()
+    probe.expect_elements(n, rule="3.17")
+
+
+@rule("3.17.unbounded")
+def demand_beyond_max_is_effectively_unbounded(target):
+    """3.17 (MAY): one request above 2**63-1 is taken as unbounded demand rather than refused."""
+    n = target.elements(5)
+    probe = target.subscribe(target.create_publisher(n))
+    probe.request(2**64)
+    target.settle()
+    probe.expect_subscribed()
+    if len(probe.elements) != n:
+        raise Unsupported(f"request(2**64) led to {probe.observed()}")
+
+
+def _timed(call) -> float:
+    started = time.perf_counter()
+    call()
+    return time.perf_counter() - started
