@@ -43,6 +43,7 @@ class ProbeSubscriber:
         self.cancelled = False
         self.cancel_settled = False
         self.silence_rule: str | None = None
+        self.calls_after_terminal = 0  # request/cancel made after on_complete/on_error (1.6)
         self.max_depth = 0  # deepest nesting of on_next within on_next on one thread
         self.reactions = {"on_subscribe": on_subscribe, "on_next": on_next}
         self.dwell_s = dwell_s
@@ -123,6 +124,9 @@ class ProbeSubscriber:
             self._violate("1.9", "on_subscribe before any other signal", f"{where} came before on_subscribe")
         elif self.silence_rule:
             self._violate(self.silence_rule, "no further signal", f"{where}")
+        elif self.terminated and self.calls_after_terminal:
+            self._violate("1.6", "the subscription to count as cancelled after a terminal signal",
+                          f"{where} answered a call made after {self._terminal_text()}")
         elif self.terminated:
             self._violate("1.7", "no signal after a terminal signal", f"{where} after {self._terminal_text()}")
         elif self.cancel_settled:
@@ -144,7 +148,9 @@ class ProbeSubscriber:
         if self.subscription is None:
             self._violate("1.9", "on_subscribe (a subscription to request from)", "no on_subscribe arrived")
             return
-        if n > 0 and not self.cancelled and not self.terminated:
+        if self.terminated:
+            self.calls_after_terminal += 1
+        elif n > 0 and not self.cancelled:
             self.requested += n
         reentrant = self._inside.get(threading.get_ident(), 0) > 0
         rule = rule_if_raises or ("3.2" if reentrant else "3.16")
@@ -159,6 +165,7 @@ class ProbeSubscriber:
             self._violate("1.9", "on_subscribe (a subscription to cancel)", "no on_subscribe arrived")
             return
         self.cancelled = True
+        self.calls_after_terminal += self.terminated
         self._session.call(self.subscription, "cancel", (), actor=self.subscription_name, rule_if_raises=rule_if_raises)
 
     def silence(self, rule: str) -> None:

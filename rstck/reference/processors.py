@@ -70,11 +70,12 @@ class MapProcessor:
                 self._downstream_state, self._downstream = "active", subscriber
                 self._down_signals.post(self._signal, subscriber, "on_subscribe", _Downstream(self))
                 if self._terminal is not None:
-                    self._finish_downstream_locked(*self._terminal)
+                    method, args = self._terminal
                     self._terminal = None
+                    self._finish_downstream_locked(method, *args)
         if not accepted:
-            FailedPublisher(lambda: RuntimeError(
-                "MapProcessor supports a single subscriber, and already has had one (1.11)")).subscribe(subscriber)
+            rejection = RuntimeError("MapProcessor takes a single subscriber and already has had one (1.11)")
+            FailedPublisher(rejection).subscribe(subscriber)
             return
         self._drain()
 
@@ -109,7 +110,7 @@ class MapProcessor:
             elif failure is not None:
                 self._fail_locked(failure)
             elif self._demand == 0:
-                self._fail_locked(RuntimeError("1.1: upstream signalled on_next beyond the demand it was given"))
+                self._fail_locked(RuntimeError("1.1: upstream signalled on_next beyond the demand given"))
             else:
                 if self._demand != MAX_DEMAND:
                     self._demand -= 1

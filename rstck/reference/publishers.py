@@ -65,7 +65,7 @@ class _IterableSubscription:
                  schedule: Schedule | None, batch: int | None):
         self._lock = threading.Lock()
         self._subscriber: Subscriber[Any] | None = subscriber  # None once cancelled or terminated
-        self._error: BaseException | None = None  # a 3.9 error the drain is yet to signal
+        self._error: BaseException | None = None  # for the drain to signal: 3.9, or scheduling failed
         self._demand = 0  # capped at MAX_DEMAND, which then means unbounded (3.17)
         self._draining = True  # the first drain, which signals on_subscribe, is ours to start
         # Touched only by the thread that owns the drain:
@@ -110,9 +110,11 @@ class _IterableSubscription:
             self._schedule(self._drain)  # type: ignore[misc]
             return True
         except Exception as err:  # a shut-down executor, a closed loop
-            _log.warning("could not schedule a delivery task; failing the subscription", exc_info=True)
             with self._lock:
+                if self._subscriber is None:
+                    return False  # cancelled meanwhile: the drain just stops
                 self._error = self._error or err
+            _log.warning("could not schedule a delivery task; failing the subscription", exc_info=True)
             return False
 
     def _drain(self) -> None:

@@ -234,10 +234,10 @@ class ReentrantRequestDeadlocks(Subscription):
 
     def __init__(self, *args):
         super().__init__(*args)
-        self.lock = threading.Lock()
+        self.request_lock = threading.Lock()
 
     def request(self, n: int) -> None:
-        with self.lock:
+        with self.request_lock:
             super().request(n)
 
 
@@ -481,9 +481,11 @@ PumpsCancelledSubscribers.subscription = _Registered
 
 
 class ExecutorSubscription(Subscription):
-    """Delivers on the publisher's executor, one drain task at a time."""
+    """Delivers on the publisher's executor, one drain task at a time, and none before on_subscribe
+    has returned (a drain started by a request made inside on_subscribe would overlap it)."""
 
     scheduled = False
+    subscribed = False
 
     def request(self, n: int) -> None:
         if self.done:
@@ -496,7 +498,7 @@ class ExecutorSubscription(Subscription):
 
     def schedule(self) -> None:
         with self.lock:
-            if self.scheduled:
+            if self.scheduled or not self.subscribed:
                 return
             self.scheduled = True
         self.publisher.options["executor"].submit(self.run)
@@ -509,6 +511,7 @@ class ExecutorSubscription(Subscription):
             self.schedule()  # demand that arrived while this task was finishing
 
     def started(self) -> None:
+        self.subscribed = True
         self.schedule()
 
 

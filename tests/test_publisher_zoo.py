@@ -1,0 +1,33 @@
+"""Every publisher mutant is caught on exactly its items; correct publishers pass everything."""
+
+from __future__ import annotations
+
+import pytest
+
+from rstck.plan import plan
+from rstck.runner import run_check
+from rstck.verdict import Verdict
+
+from .zoo.publisher_mutants import GUARDS, MUTANTS, Case
+
+# Short enough that the deadlocking mutant costs little, long enough for a loaded CI machine.
+TIMEOUT_S = 1.5
+
+
+def verdicts(case: Case) -> dict[Verdict, set[str]]:
+    found: dict[Verdict, set[str]] = {v: set() for v in Verdict}
+    results = [run_check(p.check, case.target, timeout_s=TIMEOUT_S) for p in plan(case.target)]
+    for result in results:
+        found[result.verdict].add(result.violated or result.rule)
+    errors = [r.message for r in results if r.verdict is Verdict.ERROR]
+    assert not errors, "\n\n".join(errors)
+    return found
+
+
+@pytest.mark.parametrize("case", MUTANTS + GUARDS, ids=lambda c: c.name)
+def test_caught_on_exactly_its_items(case: Case):
+    found = verdicts(case)
+    assert found[Verdict.FAIL] == case.fails
+    assert found[Verdict.WARN] == case.warns
+    assert case.unsupported <= found[Verdict.UNSUPPORTED]
+    assert case.passes <= found[Verdict.PASS] - found[Verdict.UNSUPPORTED]
