@@ -110,10 +110,11 @@ def _print_table(results: list[Result], rules: str | None) -> None:
     by_rule: dict[str, list[Result]] = {}
     for result in results:
         by_rule.setdefault(result.rule, []).append(result)
-    for item, reason in untested_items(rules):
-        by_rule.setdefault(item.id, [])
     catalog = load_catalog()
-    untested = dict((item.id, reason) for item, reason in untested_items(rules))
+    sections = {catalog[rule].section for rule in by_rule}
+    untested = {item.id: reason for item, reason in untested_items(rules) if item.section in sections}
+    for rule in untested:
+        by_rule.setdefault(rule, [])
     width = max((len(r) for r in by_rule), default=4)
     print(f"{'rule':<{width}}  {'level':<11}  {'verdict':<11}  reason")
     for item in catalog.items:
@@ -142,9 +143,12 @@ def _summarise(results: list[Result], skipped: dict[str, int]) -> int:
     counts = {v: sum(r.verdict is v for r in results) for v in Verdict}
     must_failed = counts[Verdict.FAIL]
     errors = counts[Verdict.ERROR]
-    for subject, count in skipped.items():
-        print(f"\nn/a: the target offers no {subject}; its {count} checks were not run")
-    shown = ", ".join(f"{counts[v]} {v.value}" for v in _SEVERITY[::-1] if counts[v])
+    if skipped:
+        print("\nnot run (n/a): " + ", ".join(f"{count} {subject} checks (the target offers no {subject})"
+                                              for subject, count in skipped.items()))
+    order = [Verdict.PASS, Verdict.FAIL, Verdict.ERROR, Verdict.WARN, Verdict.UNSUPPORTED, Verdict.NOT_APPLICABLE,
+             Verdict.UNTESTED]
+    shown = ", ".join(f"{counts[v]} {v.value}" for v in order if counts[v])
     if must_failed:
         status, code = "NOT CONFORMANT (a MUST item failed)", EXIT_NONCONFORMANT
     elif errors:

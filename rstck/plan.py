@@ -6,7 +6,7 @@ import dataclasses
 
 from .rules import UNTESTED, Check, all_checks
 from .rules.catalog import Item, load_catalog
-from .target import Target
+from .target import ProcessorAsPublisher, ProcessorAsSubscriber, Target
 
 SUBJECTS = ("publisher", "subscriber", "processor")
 
@@ -15,10 +15,11 @@ SUBJECTS = ("publisher", "subscriber", "processor")
 class Planned:
     check: Check
     target: Target
+    view: str = ""  # "as publisher" / "as subscriber" when a processor is checked in one role
 
     @property
     def id(self) -> str:
-        return self.check.id
+        return f"{self.view.replace(' ', '_')}/{self.check.id}" if self.view else self.check.id
 
 
 def served_subjects(target: Target) -> list[str]:
@@ -29,14 +30,21 @@ def plan(target: Target, *, rules: str | None = None, subjects: frozenset[str] |
     """Checks of the selected rules whose subject the target serves (and `subjects` allows)."""
     selected = {item.id for item in load_catalog().select(rules)}
     wanted = set(served_subjects(target)) & set(subjects or SUBJECTS)
-    return [Planned(check, target) for check in all_checks()
-            if check.rule in selected and check.subject in wanted]
+    checks = [check for check in all_checks() if check.rule in selected]
+    planned = [Planned(check, target) for check in checks if check.subject in wanted]
+    if "processor" in wanted:  # 4.1: every publisher and subscriber check, against the processor in that role
+        views = {"publisher": ProcessorAsPublisher(target), "subscriber": ProcessorAsSubscriber(target)}
+        planned += [Planned(check, views[check.subject], f"as {check.subject}")
+                    for check in checks if check.subject in views]
+    return planned
 
 
 def unserved(target: Target, *, rules: str | None = None) -> dict[str, int]:
     """How many selected checks each subject the target does not serve would have had."""
     selected = {item.id for item in load_catalog().select(rules)}
     served = set(served_subjects(target))
+    if "processor" in served:
+        served |= {"publisher", "subscriber"}  # the processor is checked in both roles
     counts: dict[str, int] = {}
     for check in all_checks():
         if check.rule in selected and check.subject not in served:

@@ -73,16 +73,31 @@ def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: Any):
     return None
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
-    for spec in config.getoption("rstck_target"):
-        try:
-            target = load_target(spec)
-        except BadInput as exc:
-            raise pytest.UsageError(f"--rstck-target: {exc}") from None
-        collector = VerificationCollector.from_parent(session, name=f"rstck[{spec}]", nodeid=f"rstck[{spec}]",
-                                                      verification=Verification, target=target)
-        items.extend(collector.collect())
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector):
+    """Each --rstck-target becomes a collector beside the session's own, so collection counts,
+    --collect-only and deselection treat its items like any others."""
+    specs = collector.config.getoption("rstck_target") if isinstance(collector, pytest.Session) else []
+    targets = [(spec, _command_line_target(collector.config, spec)) for spec in specs]
+    report = yield
+    if report.passed:
+        report.result.extend(
+            VerificationCollector.from_parent(collector, name=f"rstck[{spec}]", nodeid=f"rstck[{spec}]",
+                                              verification=Verification, target=target)
+            for spec, target in targets)
+    return report
+
+
+def _command_line_target(config: pytest.Config, spec: str) -> Target:
+    try:
+        target = load_target(spec)
+    except BadInput as exc:
+        raise pytest.UsageError(f"--rstck-target: {exc}") from None
+    try:
+        plan(target, rules=config.getoption("rstck_rules"))
+    except BadInput as exc:  # an unknown rule id
+        raise pytest.UsageError(str(exc).replace("--rules:", "--rstck-rules:", 1)) from None
+    return target
 
 
 class VerificationCollector(pytest.Collector):

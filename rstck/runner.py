@@ -6,7 +6,9 @@ fails its check by deadline instead of hanging the run.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import logging
 import textwrap
 import threading
 import time
@@ -82,8 +84,9 @@ def run_check(check: Check, target: Target, *, timeout_s: float = DEFAULT_DEADLI
             raised.append(exc)
 
     worker = threading.Thread(target=body, name=f"rstck-check-{check.rule}", daemon=True)
-    worker.start()
-    worker.join(timeout_s + _hang_grace(timeout_s))
+    with _logs_into(session.trace):
+        worker.start()
+        worker.join(timeout_s + _hang_grace(timeout_s))
     result.duration_s = round(time.monotonic() - started, 6)
     if worker.is_alive():
         _judge_hang(result, session, timeout_s)
@@ -95,6 +98,28 @@ def run_check(check: Check, target: Target, *, timeout_s: float = DEFAULT_DEADLI
     if result.verdict not in (Verdict.PASS,) and result.trace:
         result.message = f"{result.message}\n  trace:\n{textwrap.indent(result.trace, '  ')}"
     return result
+
+
+class _TraceLogHandler(logging.Handler):
+    def __init__(self, trace) -> None:
+        super().__init__(logging.WARNING)
+        self.trace = trace
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.trace.note(f"log {record.levelname} {record.name}: {record.getMessage()}")
+
+
+@contextlib.contextmanager
+def _logs_into(trace):
+    """What the implementation logs during a check (e.g. the 2.13 error condition) becomes part of the
+    trace, instead of interleaving with the kit's output."""
+    handler = _TraceLogHandler(trace)
+    root = logging.getLogger()
+    root.addHandler(handler)
+    try:
+        yield
+    finally:
+        root.removeHandler(handler)
 
 
 def _judge(result: Result, session: Session, exc: BaseException | None) -> None:

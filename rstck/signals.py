@@ -45,6 +45,11 @@ class Signal:
     thread: str = ""
     depth: int = 0  # nesting of calls on this thread at the time of the call
     outcome: str | None = None  # filled in when the call returns: "returned normally", "raised ..."
+    returned_ns: int = 0  # when the call returned (0: not yet, or not a call)
+
+    @property
+    def duration_s(self) -> float:
+        return (self.returned_ns - self.t_ns) / 1e9 if self.returned_ns else 0.0
 
     def call_text(self) -> str:
         if self.kind in ("note", "violation"):

@@ -8,6 +8,7 @@ and collects the violations the probes observe, all into one trace.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import inspect
 import itertools
@@ -16,7 +17,7 @@ import time
 import weakref
 from typing import Any, Callable
 
-from .probes import ProbeSubscriber
+from .probes import ProbeObserver, ProbePublisher, ProbeSubscriber
 from .rules.catalog import load_catalog
 from .settle import DEFAULT_DEADLINE_S, InstrumentedExecutor, SettleOutcome, Settler
 from .signals import Label, Trace, show
@@ -130,7 +131,9 @@ class InProcessTarget(Target):
         offered = dict(zip(FACTORY_CAPABILITIES, (create_publisher, create_failed_publisher,
                                                  create_subscriber, create_processor)))
         self.capabilities = frozenset({k for k, v in offered.items() if v is not None}
-                                      | {"null_arguments", "call_depth", "identity", "threads"})
+                                      | {"null_arguments", "call_depth", "identity", "threads"}
+                                      | ({"observer"} if create_subscriber and _takes_an_argument(create_subscriber)
+                                         else set()))
 
     def new_publisher(self, session: Session, n: int) -> Any:
         if self.create_publisher is None:
@@ -153,6 +156,64 @@ class InProcessTarget(Target):
         if self.create_processor is None:
             return super().new_processor(session)
         return _made("create_processor()", self.create_processor)
+
+
+# The demand the kit's downstream probe keeps open on a processor under test as a subscriber,
+# so that the processor has a reason to request upstream.
+DOWNSTREAM_DEMAND = 16
+
+
+class _ProcessorView(Target):
+    """A processor target seen in one role (4.1: it must obey both contracts)."""
+
+    role = ""
+
+    def __init__(self, processor_target: Target):
+        super().__init__()
+        self.base = processor_target
+        self.name = f"{processor_target.name} (processor as {self.role})"
+        self.profile = processor_target.profile
+        self.max_elements = processor_target.max_elements
+        self.quiet_period_s = processor_target.quiet_period_s
+        self.capabilities = (processor_target.capabilities - set(FACTORY_CAPABILITIES) - {"observer"}) | {
+            self.role} | ({"failed_publisher"} if self.role == "publisher" else set())
+
+    def make_settler(self, trace: Trace) -> Settler:
+        return self.base.make_settler(trace)
+
+    def open_session(self, deadline_s: float = DEFAULT_DEADLINE_S) -> Session:
+        session = super().open_session(deadline_s)
+        self.base._active = session  # the processor's factory may use target.executor / target.loop
+        return session
+
+
+class ProcessorAsPublisher(_ProcessorView):
+    """The processor under test as a publisher: the kit's source upstream feeds it n elements."""
+
+    role = "publisher"
+
+    def new_publisher(self, session: Session, n: int) -> Any:
+        processor = self.base.new_processor(session)
+        session.source(elements=range(n)).subscribe(processor)
+        return processor
+
+    def new_failed_publisher(self, session: Session) -> Any:
+        processor = self.base.new_processor(session)
+        session.source(elements=(), fail_with=RuntimeError("the kit's upstream fails on purpose")).subscribe(processor)
+        return processor
+
+
+class ProcessorAsSubscriber(_ProcessorView):
+    """The processor under test as a subscriber: a kit probe downstream keeps demand open."""
+
+    role = "subscriber"
+
+    def new_subscriber(self, session: Session, observer: Any = None) -> Any:
+        processor = self.base.new_processor(session)
+        downstream = session.probe(on_next=lambda probe, _item: probe.request(1))
+        session.subscribe(processor, downstream)
+        downstream.request(DOWNSTREAM_DEMAND)
+        return processor
 
 
 def _takes_an_argument(factory: Callable[..., Any]) -> bool:
@@ -188,7 +249,8 @@ class Session:
         self._settler = target.make_settler(self.trace)
         self._names: dict[int, int] = {}
         self._keepalive: list[Any] = []  # objects named by id() must outlive their names
-        self._probe_numbers = itertools.count(1)
+        self._numbers: dict[str, itertools.count] = {}
+        self._signalled = threading.local()
         self.probes: weakref.WeakSet[ProbeSubscriber] = weakref.WeakSet()
 
     # -- what checks use ----------------------------------------------------------------
@@ -221,11 +283,18 @@ class Session:
     def create_subscriber(self, observer: Any = None) -> Any:
         return self.target.new_subscriber(self, observer)
 
+    def observer(self) -> ProbeObserver:
+        return ProbeObserver(self, self.fresh_name("observer"))
+
+    def source(self, **options: Any) -> ProbePublisher:
+        """A kit publisher to drive a subscriber under test (manual unless given `elements`)."""
+        return ProbePublisher(self, self.fresh_name("source"), **options)
+
     def create_processor(self) -> Any:
         return self.target.new_processor(self)
 
     def probe(self, **options: Any) -> ProbeSubscriber:
-        probe = ProbeSubscriber(self, f"probe#{next(self._probe_numbers)}", **options)
+        probe = ProbeSubscriber(self, self.fresh_name("probe"), **options)
         self.probes.add(probe)
         return probe
 
@@ -263,6 +332,29 @@ class Session:
 
     # -- what probes use ------------------------------------------------------------------
 
+    def fresh_name(self, prefix: str) -> str:
+        counter = self._numbers.setdefault(prefix, itertools.count(1))
+        return f"{prefix}#{next(counter)}"
+
+    def label(self, obj: Any) -> str:
+        """How the trace names an object: a kit probe by its name, anything else by class and number."""
+        if isinstance(obj, (ProbeSubscriber, ProbePublisher)):
+            return obj.name
+        return f"{type(obj).__name__}#{self.name_of(obj)}"
+
+    @contextlib.contextmanager
+    def signalling(self, subscriber: Any):
+        """Marks that this thread is inside a signal to `subscriber` (the context of 3.1)."""
+        stack = self._signalled.__dict__.setdefault("stack", [])
+        stack.append(subscriber)
+        try:
+            yield
+        finally:
+            stack.pop()
+
+    def signalled_subscribers(self) -> list[Any]:
+        return list(self._signalled.__dict__.get("stack", ()))
+
     def name_of(self, obj: Any) -> int:
         """A small stable number for an object (sub#1), for readable traces."""
         key = id(obj)
@@ -292,6 +384,7 @@ class Session:
         finally:
             self.trace.leave()
             self.outstanding.remove(entry)
+            signal.returned_ns = time.monotonic_ns()
         signal.outcome = "returned normally"
         return None
 

@@ -66,6 +66,10 @@ class MapProcessor:
             raise TypeError("1.9: subscribe(None) is illegal")
         with self._lock:
             accepted = self._downstream_state == "new"
+            if not accepted and self._downstream is subscriber and self._downstream_state == "active":
+                _log.warning("2.12: %s is already subscribed; ignoring the second subscribe",
+                             type(subscriber).__name__)
+                return
             if accepted:
                 self._downstream_state, self._downstream = "active", subscriber
                 self._down_signals.post(self._signal, subscriber, "on_subscribe", _Downstream(self))

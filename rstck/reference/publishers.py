@@ -187,13 +187,19 @@ class _IterableSubscription:
 
 
 class _IterablePublisherBase:
-    """subscribe(): 1.9 (None raises TypeError; on_subscribe always comes first) and 1.10/1.11
-    (any number of subscribers, each with its own iteration: unicast)."""
+    """subscribe(): 1.9 (None raises TypeError; on_subscribe always comes first), 1.10/1.11
+    (any number of subscribers, each with its own iteration: unicast) and 2.12 (a subscriber
+    subscribed again while its subscription is live is ignored, with a warning: it must not get
+    a second on_subscribe, and without one nothing else may be signalled to it)."""
 
     _batch: int | None = None
 
     def __init__(self, source: Iterable[Any] | Callable[[], Iterable[Any]]):
         self._make_iterator = _iterator_factory(source)
+        # Subscriptions by subscriber id, pruned of ended ones on each subscribe; an ended
+        # subscription has dropped its subscriber (3.13), so this keeps no subscriber alive.
+        self._live: dict[int, _IterableSubscription] = {}
+        self._live_lock = threading.Lock()
 
     def _schedule(self) -> Schedule | None:
         return None
@@ -201,7 +207,16 @@ class _IterablePublisherBase:
     def subscribe(self, subscriber: Subscriber[Any]) -> None:
         if subscriber is None:
             raise TypeError("1.9: subscribe(None) is illegal")
-        subscription = _IterableSubscription(subscriber, self._make_iterator, self._schedule(), self._batch)
+        with self._live_lock:
+            live = {key: s for key, s in self._live.items() if s._subscriber is not None}
+            existing = live.get(id(subscriber))
+            if existing is not None and existing._subscriber is subscriber:
+                _log.warning("2.12: %s is already subscribed; ignoring the second subscribe",
+                             type(subscriber).__name__)
+                return
+            subscription = _IterableSubscription(subscriber, self._make_iterator, self._schedule(), self._batch)
+            live[id(subscriber)] = subscription
+            self._live = live
         subscription._start_drain()
 
 
@@ -225,7 +240,7 @@ class FailedPublisher(_IterablePublisherBase):
         def fail() -> Iterator[Any]:
             raise error_factory if isinstance(error_factory, BaseException) else error_factory()
 
-        self._make_iterator = fail
+        super().__init__(fail)
 
 
 class ExecutorPublisher(_IterablePublisherBase):

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from ..target import InProcessTarget
+from .processors import MapProcessor
 from .publishers import AsyncioPublisher, ExecutorPublisher, FailedPublisher, IterablePublisher
+from .subscribers import BufferedSubscriber, SyncSubscriber
 
 
 def _failure() -> BaseException:
@@ -26,4 +28,21 @@ asyncio_publisher = InProcessTarget(
     create_publisher=lambda n: AsyncioPublisher(range(n), asyncio_publisher.loop),
     create_failed_publisher=lambda: FailedPublisher(_failure),
     name="reference asyncio publisher",
+)
+
+# The buffered subscriber cancels after five elements (2.6), with demand still pending, which
+# lets 2.8 be observed; it reports each processed signal to the kit's observer (white box).
+buffered_subscriber = InProcessTarget(
+    create_subscriber=lambda observer: BufferedSubscriber(buffer_size=8, max_items=5, observer=observer),
+    name="reference buffered subscriber",
+)
+
+sync_subscriber = InProcessTarget(
+    create_subscriber=lambda observer: SyncSubscriber(request_batch=4, observer=observer),
+    name="reference sync subscriber",
+)
+
+map_processor = InProcessTarget(
+    create_processor=lambda: MapProcessor(),
+    name="reference identity processor",
 )

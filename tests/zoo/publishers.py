@@ -64,7 +64,11 @@ class Subscription:
         return item
 
     def emit(self, item) -> None:
-        self.subscriber.on_next(item)
+        try:
+            self.subscriber.on_next(item)
+        except Exception:  # 2.13: a raising subscriber counts as cancelled (and the error is not ours to raise)
+            self.done = True
+            self.subscriber = None
 
     def terminate(self, signal) -> None:
         subscriber, self.subscriber, self.done = self.subscriber, None, True
@@ -91,9 +95,17 @@ class Publisher:
     def subscribe(self, subscriber) -> None:
         if subscriber is None:
             raise TypeError("subscriber must not be None (rule 1.9)")
+        live = self.__dict__.setdefault("live", {})
+        existing = live.get(id(subscriber))
+        if existing is not None and existing.subscriber is subscriber:
+            return  # 2.12: already subscribed; a second on_subscribe is not allowed
+        live[id(subscriber)] = self.accept(subscriber)
+
+    def accept(self, subscriber) -> Subscription:
         subscription = self.subscription(self, subscriber, self.source())
         subscriber.on_subscribe(subscription)
         subscription.started()
+        return subscription
 
 
 class FailedPublisher:
@@ -210,14 +222,14 @@ class RejectsSecondSubscriber(Publisher):
 
     active = 0
 
-    def subscribe(self, subscriber) -> None:
+    def accept(self, subscriber) -> Subscription:
         if self.active:
             subscription = Subscription(self, subscriber, iter(()))
             subscriber.on_subscribe(subscription)
             subscription.terminate(lambda s: s.on_error(RuntimeError("only one subscriber at a time")))
-            return
+            return subscription
         self.active = 1
-        super().subscribe(subscriber)
+        return super().accept(subscriber)
 
 
 class ReentrantRequestRaises(Subscription):
@@ -368,7 +380,8 @@ class DeliveryIgnoresCancel(Subscription):
         try:
             while self.demand > 0 and self.lookahead is not _END:
                 self.demand -= 1
-                subscriber.on_next(self.take())
+                self.subscriber = subscriber
+                self.emit(self.take())
             if self.lookahead is _END and subscriber is not None:
                 self.done = True
                 self.subscriber = None
@@ -519,8 +532,7 @@ class UnserializedSubscription(ExecutorSubscription):
     """1.3: each element is handed to the pool as its own task, so on_next calls overlap."""
 
     def emit(self, item) -> None:
-        subscriber = self.subscriber
-        future = self.publisher.options["executor"].submit(subscriber.on_next, item)
+        future = self.publisher.options["executor"].submit(super().emit, item)
         self.pending = getattr(self, "pending", []) + [future]
 
     def terminate(self, signal) -> None:

@@ -1,1 +1,283 @@
-"""Subscriber rules 2.1-2.13."""
+"""Subscriber rules 2.1-2.13, the subscriber's side of 3.1, and the note that signal
+processing must not block the publisher.
+
+The kit plays the publisher (`target.source()`), sends each signal when a check says so,
+and its recording subscription charges 2.3, 2.4, 2.7 and 3.1 the moment the subscriber
+breaks them. A subscriber's raise from a signal method is 2.13 unless a check names the
+rule the situation is about. 2.12 and the publisher's half of 2.13 are checked on
+publishers.
+"""
+
+from __future__ import annotations
+
+from ...settle import RESPONSIVENESS_BOUND_S
+from ...verdict import NotApplicable, RuleViolation
+from .. import rule, untested
+
+# How many elements a check offers a subscriber at most.
+STREAM = 32
+
+
+def attach(target, *, observed: bool = False, **source_options):
+    """A subscriber under test, subscribed to a manual kit source; settled."""
+    observer = target.observer() if observed else None
+    subscriber = target.create_subscriber(observer)
+    source = target.source(**source_options)
+    source.subscribe(subscriber)
+    target.settle()
+    return source, subscriber, observer
+
+
+def feed(target, source, count: int = STREAM, *, stop_when_cancelled: bool = True) -> int:
+    """Offer `count` elements, each as demand allows, settling in between; returns how many went."""
+    sent = 0
+    while sent < count:
+        subscription = source.subscription
+        if subscription.terminal or (stop_when_cancelled and subscription.cancelled):
+            break
+        went = source.send_available(range(sent, count), limit=1)
+        target.settle()
+        if not went:
+            break
+        sent += went
+    return sent
+
+
+@rule("2.1")
+def subscriber_signals_demand_to_receive_on_next(target):
+    """2.1: the kit sends on_next only against demand, so a subscriber must request to receive any."""
+    source, _, _ = attach(target)
+    if not source.subscription.requested:
+        raise RuleViolation("2.1", "request(n) after on_subscribe (the kit sends no on_next without demand)",
+                            "no request arrived")
+    feed(target, source, 8)
+
+
+@rule("2.1.batch-demand")
+def subscriber_requests_more_than_one_at_a_time(target):
+    """2.1 (RECOMMENDED): demand comes in batches, not one element at a time (stop-and-wait)."""
+    source, _, _ = attach(target)
+    delivered = feed(target, source, STREAM)
+    requests = source.subscription.requests
+    if delivered >= 4 and requests and max(requests) <= 1:
+        raise RuleViolation("2.1.batch-demand", "requests for more than one element",
+                            f"{len(requests)} requests of 1 for {delivered} elements")
+
+
+untested("2.1.request-last",
+         "whether a subscriber calls its subscription at the very end of processing a signal is not visible "
+         "from outside; what it protects against, reordering, is checked by 2.11 (white box)")
+
+
+@rule("2.2")
+def on_next_returns_promptly(target):
+    """2.2 (RECOMMENDED): on_next returns within the responsiveness bound; slow processing belongs on
+    another thread."""
+    source, subscriber, _ = attach(target)
+    feed(target, source, 8)
+    label = target.label(subscriber)
+    slowest = max((s.duration_s for s in target.trace.signals_of(label, "on_next")), default=0.0)
+    if slowest > RESPONSIVENESS_BOUND_S:
+        raise RuleViolation("2.2", f"on_next to return within {RESPONSIVENESS_BOUND_S:g} s",
+                            f"the slowest took {slowest:.3f} s", timed_out=True)
+
+
+@rule("async.non-blocking")
+def signals_do_not_block_the_publisher(target):
+    """The note on asynchrony: on_next and on_complete must not block the calling publisher (a signal
+    that never returns is charged here)."""
+    source, _, _ = attach(target)
+    feed(target, source, 4)
+    if not source.subscription.terminal and not source.subscription.cancelled:
+        source.send_complete()
+    target.settle()
+
+
+@rule("2.3")
+def on_complete_does_not_call_the_subscription(target):
+    """2.3: nothing is called on the subscription or publisher from inside on_complete."""
+    source, _, _ = attach(target)
+    feed(target, source, 2)
+    if not source.subscription.cancelled:
+        source.send_complete()
+    target.settle()
+
+
+@rule("2.3")
+def on_error_does_not_call_the_subscription(target):
+    """2.3 for on_error."""
+    source, _, _ = attach(target)
+    feed(target, source, 2)
+    if not source.subscription.cancelled:
+        source.send_error(RuntimeError("the kit's source fails on purpose"))
+    target.settle()
+
+
+@rule("2.4")
+def subscription_counts_as_cancelled_after_on_complete(target):
+    """2.4: after on_complete, with demand left over, the subscriber never calls its subscription again."""
+    source, _, _ = attach(target)
+    feed(target, source, 1)
+    if not source.subscription.cancelled:
+        source.send_complete()
+    target.settle()
+
+
+@rule("2.4")
+def subscription_counts_as_cancelled_after_on_error(target):
+    """2.4 after on_error."""
+    source, _, _ = attach(target)
+    feed(target, source, 1)
+    if not source.subscription.cancelled:
+        source.send_error(RuntimeError("the kit's source fails on purpose"))
+    target.settle()
+
+
+@rule("2.5")
+def second_subscription_is_cancelled(target):
+    """2.5: given a second on_subscribe while it has an active subscription, the subscriber cancels the
+    new one."""
+    first, subscriber, _ = attach(target)
+    second = target.source()
+    second.subscribe(subscriber)
+    target.settle()
+    if not second.subscription.cancelled:
+        raise RuleViolation("2.5", f"cancel() on the second subscription {second.subscription.name}",
+                            f"it was not cancelled (calls on it: {second.subscription.requests or 'none'})")
+
+
+untested("2.6",
+         "only the subscriber knows when it no longer needs its subscription; from outside, one that "
+         "abandoned it cannot be told from one waiting for a reason of its own")
+
+
+@rule("2.7")
+def subscription_calls_are_serial(target):
+    """2.7: request and cancel are never called concurrently; a call arriving on a foreign thread dwells
+    briefly so an overlapping one can show."""
+    source, _, _ = attach(target, dwell_s=0.0005)
+    feed(target, source, STREAM)
+
+
+@rule("2.8")
+def on_next_after_cancel_is_taken_in_stride(target):
+    """2.8: once the subscriber cancels with demand still pending, one more on_next must return normally.
+    Needs a subscriber that cancels of its own accord within the stream."""
+    source, _, _ = attach(target)
+    feed(target, source, STREAM * 2)
+    subscription = source.subscription
+    if not subscription.cancelled:
+        raise NotApplicable(f"the subscriber did not cancel within {STREAM * 2} elements; 2.8 needs one that does")
+    if subscription.requested <= subscription.delivered:
+        raise NotApplicable("the subscriber cancelled with no demand pending")
+    source.send_next(subscription.delivered, rule_if_raises="2.8")
+    target.settle()
+
+
+@rule("2.9")
+def on_complete_as_the_first_signal_is_accepted(target):
+    """2.9: on_complete straight after on_subscribe, before any element, returns normally."""
+    source, _, _ = attach(target)
+    source.send_complete(rule_if_raises="2.9")
+    target.settle()
+
+
+@rule("2.9")
+def on_complete_after_elements_is_accepted(target):
+    """2.9: on_complete with demand still pending returns normally."""
+    source, _, _ = attach(target)
+    feed(target, source, 2)
+    if not source.subscription.cancelled:
+        source.send_complete(rule_if_raises="2.9")
+    target.settle()
+
+
+@rule("2.10")
+def on_error_as_the_first_signal_is_accepted(target):
+    """2.10: on_error straight after on_subscribe, before any element, returns normally."""
+    source, _, _ = attach(target)
+    source.send_error(RuntimeError("the kit's source fails on purpose"), rule_if_raises="2.10")
+    target.settle()
+
+
+@rule("2.10")
+def on_error_after_elements_is_accepted(target):
+    """2.10: on_error with demand still pending returns normally."""
+    source, _, _ = attach(target)
+    feed(target, source, 2)
+    if not source.subscription.cancelled:
+        source.send_error(RuntimeError("the kit's source fails on purpose"), rule_if_raises="2.10")
+    target.settle()
+
+
+@rule("2.11", needs={"subscriber", "observer"})
+def every_signal_is_processed_once_in_order(target):
+    """2.11 (white box): each signal is processed exactly once, in the order it was signalled; a
+    subscriber that hands signals to its processing without a happens-before edge loses or repeats them."""
+    source, _, observer = attach(target, observed=True)
+    delivered = feed(target, source, STREAM, stop_when_cancelled=False)
+    if not source.subscription.terminal:
+        source.send_complete()
+    target.settle()
+    signalled = [("on_subscribe", None)] + [("on_next", i) for i in range(delivered)] + [("on_complete", None)]
+    if observer.processed != signalled:
+        first_difference = next((i for i, (a, b) in enumerate(zip(observer.processed, signalled)) if a != b),
+                                min(len(observer.processed), len(signalled)))
+        raise RuleViolation("2.11", f"{len(signalled)} signals processed once each, in order",
+                            f"processing diverged at signal {first_difference + 1}: "
+                            f"{observer.processed[first_difference:first_difference + 3]}")
+
+
+@rule("2.12", needs={"publisher"})
+def same_subscriber_subscribed_twice_gets_on_subscribe_once(target):
+    """2.12 (the publisher's side): subscribing the same subscriber again while its subscription is
+    active must not bring a second on_subscribe."""
+    publisher = target.create_publisher(target.elements(5))
+    probe = target.subscribe(publisher)
+    probe.request(1)
+    target.settle()
+    target.subscribe(publisher, probe)
+    target.settle()
+
+
+@rule("2.13", needs={"subscriber", "null_arguments"})
+def null_arguments_raise_type_error(target):
+    """2.13: on_subscribe(None), on_next(None) and on_error(None) raise the profile's type error."""
+    source, subscriber, _ = attach(target)
+    label = target.label(subscriber)
+    for method in ("on_subscribe", "on_next", "on_error"):
+        target.call_expecting_error(subscriber, method, (None,), error_type=target.profile.type_error,
+                                    rule="2.13", actor=label)
+    target.settle()
+
+
+@rule("2.13")
+def signal_methods_return_normally(target):
+    """2.13: on_subscribe, on_next and on_complete return normally through a whole stream."""
+    source, _, _ = attach(target)
+    feed(target, source, 8)
+    if not source.subscription.cancelled:
+        source.send_complete()
+    target.settle()
+
+
+@rule("2.13", needs={"publisher"})
+def publisher_treats_a_raising_subscriber_as_cancelled(target):
+    """2.13 (the publisher's side): after on_next raised, the subscription counts as cancelled and no
+    further signal follows. The probe breaks 2.13 on purpose here."""
+    probe = target.subscribe(target.create_publisher(target.elements(10, at_least=3)),
+                             raise_in_on_next=RuntimeError("the kit's subscriber fails on purpose"))
+    probe.request(5)
+    target.settle()
+
+
+@rule("3.1", needs={"subscriber"})
+def subscription_is_called_only_by_its_own_subscriber(target):
+    """3.1: with two subscribers of the same kind, a call on one's subscription while the kit is
+    signalling the other is made outside its subscriber's context."""
+    pairs = [attach(target)[:2] for _ in range(2)]
+    for n in range(8):
+        for source, _subscriber in pairs:
+            if not source.subscription.terminal and not source.subscription.cancelled:
+                source.send_available([n], limit=1)
+        target.settle()
