@@ -114,7 +114,13 @@ class VerificationCollector(pytest.Collector):
             planned = plan(self.target, rules=rules, subjects=self.verification.subjects)
         except BadInput as exc:
             raise pytest.UsageError(str(exc)) from None
-        return [CheckItem.from_parent(self, name=f"{p.check.rule}-{p.check.name}", planned=p) for p in planned]
+        return [CheckItem.from_parent(self, name=_item_name(p), planned=p) for p in planned]
+
+
+def _item_name(planned: Planned) -> str:
+    """The rule id, then a name that reads like the rule (prefixed by the role a processor is checked in)."""
+    name = f"{planned.check.rule}-{planned.check.name}"
+    return f"{planned.view.replace(' ', '_')}-{name}" if planned.view else name
 
 
 class CheckItem(pytest.Item):
@@ -126,8 +132,8 @@ class CheckItem(pytest.Item):
         item = load_catalog()[check.rule]
         self.add_marker(pytest.mark.rstck(rule=check.rule, spec=item.spec, level=item.level))
         self.add_marker(getattr(pytest.mark, check.role))
-        if check.subject != check.role:
-            self.add_marker(getattr(pytest.mark, check.subject))
+        for subject in {check.subject, "processor" if planned.view else check.subject} - {check.role}:
+            self.add_marker(getattr(pytest.mark, subject))
         self.add_marker(getattr(pytest.mark, item.level_marker))
         self.user_properties.append(("rstck_rule", check.rule))
 

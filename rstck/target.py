@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 from .probes import ProbeObserver, ProbePublisher, ProbeSubscriber
 from .rules.catalog import load_catalog
-from .settle import DEFAULT_DEADLINE_S, InstrumentedExecutor, SettleOutcome, Settler
+from .settle import DEFAULT_DEADLINE_S, RESPONSIVENESS_BOUND_S, InstrumentedExecutor, SettleOutcome, Settler
 from .signals import Label, Trace, show
 from .verdict import LEVEL_VERDICTS, NotApplicable, RuleViolation, TargetError, Verdict
 
@@ -47,6 +47,7 @@ class Target:
     max_elements: int | None = None
     capabilities: frozenset[str] = frozenset()
     quiet_period_s: float | None = None
+    responsiveness_bound_s: float = RESPONSIVENESS_BOUND_S
 
     def __init__(self) -> None:
         self._active: Session | None = None
@@ -102,6 +103,8 @@ class InProcessTarget(Target):
     quiet_period_s: only for implementations that start threads the kit cannot see (not
         target.executor or target.loop): settle then also waits until no signal arrived
         for this long, and the result row says so.
+    responsiveness_bound_s: how long request, cancel (3.4, 3.5) and on_next (2.2) may take
+        to return.
     """
 
     def __init__(self, create_publisher: Callable[[int], Any] | None = None,
@@ -110,7 +113,7 @@ class InProcessTarget(Target):
                  create_subscriber: Callable[..., Any] | None = None,
                  create_processor: Callable[[], Any] | None = None,
                  name: str | None = None, quiet_period_s: float | None = None,
-                 profile: Profile = PYTHON):
+                 responsiveness_bound_s: float = RESPONSIVENESS_BOUND_S, profile: Profile = PYTHON):
         super().__init__()
         for label, factory in (("create_publisher", create_publisher),
                                ("create_failed_publisher", create_failed_publisher),
@@ -127,6 +130,7 @@ class InProcessTarget(Target):
         self.max_elements = max_elements
         self.name = name or "in-process target"
         self.quiet_period_s = quiet_period_s
+        self.responsiveness_bound_s = responsiveness_bound_s
         self.profile = profile
         offered = dict(zip(FACTORY_CAPABILITIES, (create_publisher, create_failed_publisher,
                                                  create_subscriber, create_processor)))
@@ -175,6 +179,7 @@ class _ProcessorView(Target):
         self.profile = processor_target.profile
         self.max_elements = processor_target.max_elements
         self.quiet_period_s = processor_target.quiet_period_s
+        self.responsiveness_bound_s = processor_target.responsiveness_bound_s
         self.capabilities = (processor_target.capabilities - set(FACTORY_CAPABILITIES) - {"observer"}) | {
             self.role} | ({"failed_publisher"} if self.role == "publisher" else set())
 
@@ -262,6 +267,10 @@ class Session:
     @property
     def max_elements(self) -> int | None:
         return self.target.max_elements
+
+    @property
+    def responsiveness_bound_s(self) -> float:
+        return self.target.responsiveness_bound_s
 
     def has(self, capability: str) -> bool:
         return capability in self.target.capabilities

@@ -292,7 +292,7 @@ class SlowFirstRequest(Subscription):
     def request(self, n: int) -> None:
         if self.slow:
             self.slow = False
-            time.sleep(0.4)
+            time.sleep(0.08)
         super().request(n)
 
 
@@ -300,7 +300,7 @@ class SlowCancel(Subscription):
     """3.5: cancel blocks its caller."""
 
     def cancel(self) -> None:
-        time.sleep(0.4)
+        time.sleep(0.08)
         super().cancel()
 
 

@@ -1,4 +1,4 @@
-"""Every publisher mutant is caught on exactly its items; correct publishers pass everything."""
+"""Every mutant is caught on exactly its items; correct implementations (guards) pass everything."""
 
 from __future__ import annotations
 
@@ -9,14 +9,13 @@ from rstck.runner import run_check
 from rstck.verdict import Verdict
 
 from .zoo.publisher_mutants import GUARDS, MUTANTS, Case
+from .zoo.subscriber_mutants import PROCESSOR_GUARDS, PROCESSOR_MUTANTS, SUBSCRIBER_GUARDS, SUBSCRIBER_MUTANTS
 
-# Short enough that the deadlocking mutant costs little, long enough for a loaded CI machine.
-TIMEOUT_S = 1.5
-
+CASES = MUTANTS + GUARDS + SUBSCRIBER_MUTANTS + SUBSCRIBER_GUARDS + PROCESSOR_MUTANTS + PROCESSOR_GUARDS
 
 def verdicts(case: Case) -> dict[Verdict, set[str]]:
     found: dict[Verdict, set[str]] = {v: set() for v in Verdict}
-    results = [run_check(p.check, case.target, timeout_s=TIMEOUT_S) for p in plan(case.target)]
+    results = [run_check(p.check, p.target, timeout_s=case.timeout_s) for p in plan(case.target)]
     for result in results:
         found[result.verdict].add(result.violated or result.rule)
     errors = [r.message for r in results if r.verdict is Verdict.ERROR]
@@ -24,7 +23,7 @@ def verdicts(case: Case) -> dict[Verdict, set[str]]:
     return found
 
 
-@pytest.mark.parametrize("case", MUTANTS + GUARDS, ids=lambda c: c.name)
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_caught_on_exactly_its_items(case: Case):
     found = verdicts(case)
     assert found[Verdict.FAIL] == case.fails

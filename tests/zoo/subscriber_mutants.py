@@ -1,0 +1,63 @@
+"""The subscriber and processor mutants as targets, with the verdicts the kit must reach on each."""
+
+from __future__ import annotations
+
+from rstck import InProcessTarget
+from rstck.reference.processors import MapProcessor
+
+from . import processors as proc
+from . import subscribers as s
+from .publisher_mutants import ZOO_RESPONSIVENESS_BOUND_S, Case
+
+
+def subscriber_case(name: str, cls, *, uses: tuple[str, ...] = (), fails=(), warns=(), unsupported=(),
+                    passes=()) -> Case:
+    def create(observer):
+        return cls(observer, **{resource: getattr(target, resource) for resource in uses})
+
+    target = InProcessTarget(create_subscriber=create, name=name, responsiveness_bound_s=ZOO_RESPONSIVENESS_BOUND_S)
+    return Case(name, target, frozenset(fails), frozenset(warns), frozenset(unsupported), frozenset(passes))
+
+
+def processor_case(name: str, create, *, fails=(), warns=(), unsupported=(), passes=()) -> Case:
+    target = InProcessTarget(create_processor=create, name=name, responsiveness_bound_s=ZOO_RESPONSIVENESS_BOUND_S)
+    return Case(name, target, frozenset(fails), frozenset(warns), frozenset(unsupported), frozenset(passes))
+
+
+SUBSCRIBER_MUTANTS = [
+    subscriber_case("never_requests", s.NeverRequests, fails={"2.1"}),
+    subscriber_case("one_at_a_time", s.OneAtATime, warns={"2.1.batch-demand"}),
+    subscriber_case("slow_first_element", s.SlowFirstElement, warns={"2.2"}),
+    subscriber_case("blocks_once", s.BlocksOnce, fails={"async.non-blocking"}),
+    subscriber_case("cancels_in_on_complete", s.CancelsInOnComplete, fails={"2.3"}),
+    subscriber_case("requests_after_complete", s.RequestsAfterComplete, uses=("loop",), fails={"2.4"}),
+    subscriber_case("keeps_two_subscriptions", s.KeepsTwoSubscriptions, fails={"2.5"}),
+    subscriber_case("concurrent_requests", s.ConcurrentRequests, uses=("executor",), fails={"2.7"}),
+    # raising from on_next is also a 2.13 violation wherever the kit sends past the cancel
+    subscriber_case("raises_after_cancel", s.RaisesAfterCancel, fails={"2.8", "2.13"}),
+    subscriber_case("raises_on_early_complete", s.RaisesOnEarlyComplete, fails={"2.9"}),
+    subscriber_case("raises_on_early_error", s.RaisesOnEarlyError, fails={"2.10"}),
+    subscriber_case("latest_slot", s.LatestSlot, uses=("loop",), fails={"2.11"}),
+    subscriber_case("accepts_none", s.AcceptsNone, fails={"2.13"}),
+    subscriber_case("raises_on_third", s.RaisesOnThird, fails={"2.13"}),
+    subscriber_case("shared_subscription", s.SharedSubscription, fails={"3.1"}),
+]
+
+SUBSCRIBER_GUARDS = [
+    subscriber_case("baseline_subscriber", s.Subscriber),
+    subscriber_case("cancels_after_three", s.CancelsAfterThree, passes={"2.8"}),
+    subscriber_case("asynchronous_requests", s.AsynchronousRequests, uses=("executor",)),
+]
+
+PROCESSOR_MUTANTS = [
+    # having swallowed the error it still takes its upstream for live and requests from it (2.4)
+    processor_case("swallows_error", proc.SwallowsError, fails={"4.2", "2.4"}),
+    processor_case("over_delivers", proc.OverDelivers, fails={"1.1"}),
+    processor_case("keeps_upstream_open", proc.KeepsUpstreamOpen, warns={"4.2.cancel-upstream"}),
+    processor_case("requests_after_upstream_completed", proc.RequestsAfterUpstreamCompleted, fails={"2.4"}),
+    processor_case("maps_instead_of_passing_through", lambda: MapProcessor(lambda x: x + 1), fails={"4.1"}),
+]
+
+PROCESSOR_GUARDS = [
+    processor_case("reference_identity_processor", MapProcessor),
+]
