@@ -154,7 +154,7 @@ class ProbeSubscriber:
     def request(self, n: int, *, rule_if_raises: str | None = None) -> None:
         """Signal demand. A raise is a violation of 3.16 (3.2 when called from within a signal)."""
         if self.subscription is None:
-            self._violate("1.9", "on_subscribe (a subscription to request from)", "no on_subscribe arrived")
+            self._no_subscription("request")
             return
         if self.terminated:
             self.calls_after_terminal += 1
@@ -170,11 +170,15 @@ class ProbeSubscriber:
 
     def cancel(self, *, rule_if_raises: str = "3.15") -> None:
         if self.subscription is None:
-            self._violate("1.9", "on_subscribe (a subscription to cancel)", "no on_subscribe arrived")
+            self._no_subscription("cancel")
             return
         self.cancelled = True
         self.calls_after_terminal += self.terminated
         self._session.call(self.subscription, "cancel", (), actor=self.subscription_name, rule_if_raises=rule_if_raises)
+
+    def _no_subscription(self, call: str) -> None:
+        if not self._session.violations:  # once is evidence enough
+            self._violate("1.9", f"on_subscribe (a subscription to {call} on)", "no on_subscribe arrived")
 
     def silence(self, rule: str) -> None:
         """From now on any signal to this probe violates `rule`."""

@@ -125,6 +125,10 @@ def _logs_into(trace):
 def _judge(result: Result, session: Session, exc: BaseException | None) -> None:
     if exc is None and session.kit_errors:
         exc = session.kit_errors[0]
+    if session.violations and not isinstance(exc, (TargetError, BadInput)):
+        # What the probes saw happened before whatever ended the check: the most severe of
+        # those and the check's own finding is the verdict.
+        exc = load_catalog().most_severe(session.violations + ([exc] if isinstance(exc, RuleViolation) else []))
     if exc is None:
         return
     if isinstance(exc, RuleViolation):

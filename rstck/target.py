@@ -21,7 +21,7 @@ from .probes import ProbeObserver, ProbePublisher, ProbeSubscriber
 from .rules.catalog import load_catalog
 from .settle import DEFAULT_DEADLINE_S, RESPONSIVENESS_BOUND_S, InstrumentedExecutor, SettleOutcome, Settler
 from .signals import Label, Trace, show
-from .verdict import LEVEL_VERDICTS, NotApplicable, RuleViolation, TargetError, Verdict
+from .verdict import NotApplicable, RuleViolation, TargetError
 
 
 @dataclasses.dataclass(frozen=True)
@@ -426,11 +426,8 @@ class Session:
 
     def raise_pending(self) -> None:
         """Raise the most severe violation recorded so far, if any."""
-        if not self.violations:
-            return
-        order = {Verdict.FAIL: 0, Verdict.WARN: 1, Verdict.UNSUPPORTED: 2}
-        catalog = load_catalog()
-        raise min(self.violations, key=lambda v: order[LEVEL_VERDICTS[catalog[v.rule].level]])
+        if self.violations:
+            raise load_catalog().most_severe(self.violations)
 
     def finish(self) -> None:
         """End the check as a well-behaved subscriber: cancel every subscription still open."""

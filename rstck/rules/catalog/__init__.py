@@ -46,6 +46,12 @@ class Catalog:
         except KeyError:
             raise BadInput(f"unknown rule id {rule_id!r}; `rstck rules` lists the catalogue") from None
 
+    def most_severe(self, violations: list) -> object:
+        """The violation whose item weighs most: a MUST item before a SHOULD before a MAY; the first
+        recorded among equals."""
+        order = ["fail", "warn", "unsupported"]
+        return min(violations, key=lambda v: order.index(LEVEL_VERDICTS[self[v.rule].level].value))
+
     def select(self, patterns: str | None) -> list[Item]:
         """Items matching a comma-separated list of ids or globs ("1.*,3.9"); all for None."""
         if not patterns:

@@ -1,0 +1,104 @@
+"""Budgets and Hypothesis settings for fuzz runs: the rstck profiles and the example database.
+
+A profile is a budget (examples per role, steps per example, examples per seeded run)
+registered under the same name as a Hypothesis settings profile, so that
+`hypothesis.settings.get_profile("rstck-deep")` shows what a nightly run uses. Profiles
+are looked up, never loaded: loading one would change the settings of the user's own
+Hypothesis tests in the same process.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import pathlib
+import re
+from collections.abc import Iterable
+
+from hypothesis import HealthCheck, Verbosity, settings
+from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
+
+from ..verdict import BadInput
+
+PROFILE_ENV = "RSTCK_FUZZ_PROFILE"
+# Relative to the directory rstck runs in (the pytest rootdir for fuzz items): one place,
+# next to the results, ignored by the project's .gitignore.
+DEFAULT_DATABASE = pathlib.Path(".rstck") / "hypothesis"
+
+
+@dataclasses.dataclass(frozen=True)
+class Budget:
+    """How much a campaign fuzzes each role."""
+
+    examples: int  # examples (state machine runs) per role
+    steps: int  # steps per example (Hypothesis' stateful_step_count)
+    examples_per_run: int  # examples of one seeded Hypothesis run: the unit a shard is made of
+
+
+PROFILES = {
+    # CI and pytest fuzz items: small, and deterministic with the fixed base seed CI uses.
+    "rstck-ci": Budget(examples=200, steps=20, examples_per_run=50),
+    "rstck-default": Budget(examples=1_000, steps=30, examples_per_run=100),
+    # Nightly: longer examples reach deeper states (more subscribers, later cancels).
+    "rstck-deep": Budget(examples=20_000, steps=60, examples_per_run=250),
+}
+
+for _name, _budget in PROFILES.items():
+    settings.register_profile(_name, max_examples=_budget.examples_per_run, stateful_step_count=_budget.steps,
+                              deadline=None, database=None, print_blob=True, report_multiple_bugs=True,
+                              suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet)
+
+
+def choose_profile(name: str | None = None, *, ci_default: bool = False) -> str:
+    """The profile named, else $RSTCK_FUZZ_PROFILE, else rstck-ci on CI (or when asked), else rstck-default."""
+    chosen = name or os.environ.get(PROFILE_ENV) or (
+        "rstck-ci" if ci_default or os.environ.get("CI", "").lower() in ("1", "true", "yes") else "rstck-default")
+    if chosen not in PROFILES:
+        raise BadInput(f"fuzz profile {chosen!r} is unknown; choose one of {', '.join(PROFILES)}")
+    return chosen
+
+
+def run_settings(profile: str, *, examples: int, steps: int, database: ExampleDatabase | None) -> settings:
+    """Settings of one seeded run. `deadline=None`: the kit's own watchdog bounds each step,
+    and turns a step that never returns into a violation instead of a Hypothesis error."""
+    return settings(settings.get_profile(profile), max_examples=examples, stateful_step_count=steps,
+                    database=database, deadline=None)
+
+
+def example_database(directory: str | os.PathLike | None, target_name: str, role: str, *,
+                     replay_saved: bool) -> ExampleDatabase | None:
+    """The database of one target and role, under `directory`; None when databases are off.
+
+    Every run of a campaign saves what it finds, but only the runs asked to replay saved
+    failures read them: otherwise each of a campaign's hundred runs would spend itself
+    re-finding one known failure instead of exploring.
+    """
+    if directory is None:
+        return None
+    path = pathlib.Path(directory) / _slug(target_name) / role
+    database = DirectoryBasedExampleDatabase(path)
+    return database if replay_saved else _SaveOnly(database)
+
+
+class _SaveOnly(ExampleDatabase):
+    """Writes through to a database but offers nothing to replay."""
+
+    def __init__(self, database: ExampleDatabase):
+        super().__init__()
+        self._database = database
+
+    def save(self, key: bytes, value: bytes) -> None:
+        self._database.save(key, value)
+
+    def fetch(self, key: bytes) -> Iterable[bytes]:
+        return ()
+
+    def delete(self, key: bytes, value: bytes) -> None:
+        self._database.delete(key, value)
+
+    def move(self, src: bytes, dest: bytes, value: bytes) -> None:
+        self._database.move(src, dest, value)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_") or "target"
