@@ -32,6 +32,9 @@ def main(argv: list[str] | None = None) -> int:
     except BadInput as exc:
         print(f"rstck: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except BrokenPipeError:  # `rstck rules | head`: the reader has seen enough
+        sys.stderr.close()
+        return EXIT_CONFORMANT
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -107,36 +110,59 @@ def _write_results(directory: pathlib.Path, target_name: str, results: list[Resu
 
 
 def _print_table(results: list[Result], rules: str | None) -> None:
-    by_rule: dict[str, list[Result]] = {}
+    """One row per item. A check's finding counts for the item it charged (a 1.1 violation seen by a
+    3.9 check is 1.1's), and an item whose checks were all stopped that way shows `blocked`."""
+    charged: dict[str, list[Result]] = {}
+    blocked: dict[str, list[Result]] = {}
     for result in results:
-        by_rule.setdefault(result.rule, []).append(result)
+        item_id = result.violated or result.rule
+        charged.setdefault(item_id, []).append(result)
+        if item_id != result.rule:
+            blocked.setdefault(result.rule, []).append(result)
     catalog = load_catalog()
-    sections = {catalog[rule].section for rule in by_rule}
+    sections = {catalog[r.rule].section for r in results}
     untested = {item.id: reason for item, reason in untested_items(rules) if item.section in sections}
-    for rule in untested:
-        by_rule.setdefault(rule, [])
-    width = max((len(r) for r in by_rule), default=4)
+    shown = [item for item in catalog.items if item.id in charged or item.id in blocked or item.id in untested]
+    width = max((len(item.id) for item in shown), default=4)
     print(f"{'rule':<{width}}  {'level':<11}  {'verdict':<11}  reason")
-    for item in catalog.items:
-        if item.id not in by_rule:
-            continue
-        rows = by_rule[item.id]
-        if rows:
-            worst = min(rows, key=lambda r: _SEVERITY.index(r.verdict))
-            verdict = worst.verdict.value
-            if worst.verdict is Verdict.PASS:
-                others = [r for r in rows if r.verdict is not Verdict.PASS]
-                reason = f"{len(rows) - len(others)} of {len(rows)} checks passed" if len(rows) > 1 else ""
-                if others:
-                    reason += f"; {others[0].check}: {others[0].reason}"
-            else:
-                reason = f"{worst.check}: {worst.reason}" if len(rows) > 1 else worst.reason
-        else:
-            verdict, reason = Verdict.UNTESTED.value, untested[item.id]
+    for item in shown:
+        verdict, reason = _item_verdict(charged.get(item.id, []), blocked.get(item.id, []), untested.get(item.id))
         print(f"{item.id:<{width}}  {item.level:<11}  {verdict:<11}  {textwrap.shorten(reason, 100)}")
-    failures = [r for r in results if r.verdict in (Verdict.FAIL, Verdict.ERROR, Verdict.WARN)]
-    for result in failures:
-        print(f"\n--- {result.verdict.value}: {result.rule} {result.check}\n{result.message}")
+    _print_evidence(results)
+
+
+def _print_evidence(results: list[Result]) -> None:
+    """The full message of the first failing check per charged item (errors: every one)."""
+    seen: dict[str, int] = {}
+    for result in results:
+        if result.verdict not in (Verdict.FAIL, Verdict.ERROR, Verdict.WARN):
+            continue
+        key = result.check if result.verdict is Verdict.ERROR else result.violated or result.rule
+        seen[key] = seen.get(key, 0) + 1
+        if seen[key] == 1:
+            print(f"\n--- {result.verdict.value}: {result.rule} {result.check}\n{result.message}")
+    repeats = sum(count - 1 for count in seen.values())
+    if repeats:
+        print(f"\n({repeats} more checks found the same violations; --results keeps every one)")
+
+
+def _item_verdict(rows: list[Result], stopped: list[Result], untested: str | None) -> tuple[str, str]:
+    if not rows and stopped:
+        first = stopped[0]
+        return "blocked", f"{first.check} was stopped by a {first.violated} {first.verdict.value}"
+    if not rows:
+        return Verdict.UNTESTED.value, untested or ""
+    worst = min(rows, key=lambda r: _SEVERITY.index(r.verdict))
+    if worst.verdict is not Verdict.PASS:
+        return worst.verdict.value, f"{worst.check}: {worst.reason}" if len(rows) > 1 else worst.reason
+    others = [r for r in rows if r.verdict is not Verdict.PASS] + stopped
+    total = len(rows) + len(stopped)
+    reason = f"{len(rows) - len(others) + len(stopped)} of {total} checks passed" if total > 1 else ""
+    if others:
+        first = others[0]
+        reason += (f"; {first.check} was stopped by a {first.violated} {first.verdict.value}"
+                   if first in stopped else f"; {first.check}: {first.reason}")
+    return Verdict.PASS.value, reason
 
 
 def _summarise(results: list[Result], skipped: dict[str, int]) -> int:

@@ -182,13 +182,17 @@ def _worker_id(config: pytest.Config) -> str:
 
 
 class _ResultsFile:
-    """One JSON Lines file per pytest process (per xdist worker), started afresh each run."""
+    """One JSON Lines file per pytest process that runs checks (per xdist worker), started afresh
+    by the run's first row, so a process that runs none (the xdist controller) leaves no file."""
 
     def __init__(self, directory: pathlib.Path, worker: str):
-        directory.mkdir(parents=True, exist_ok=True)
         self.path = directory / f"pytest-{worker}.jsonl"
-        self.path.write_text("", encoding="utf-8")
+        self._started = False
 
     def write(self, result: Result) -> None:
+        if not self._started:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.write_text("", encoding="utf-8")
+            self._started = True
         with self.path.open("a", encoding="utf-8") as out:
             out.write(json.dumps(result.row(), ensure_ascii=False) + "\n")
