@@ -76,7 +76,10 @@ class ProbeSubscriber:
     def _signal(self, kind: str, args: tuple, null_argument: bool) -> None:
         started = time.perf_counter_ns()
         me = threading.get_ident()
-        shown = (Label(f"sub#{self._session.name_of(args[0])}"),) if kind == "on_subscribe" and args[0] is not None else args
+        if kind == "on_subscribe" and args[0] is not None:
+            shown: tuple = (Label(self._session.label(args[0], "sub")),)
+        else:
+            shown = args
         signal = self.trace.record(kind, self.name, shown)
         with self._lock:
             others = [t for t, depth in self._inside.items() if depth and t != me]
@@ -122,11 +125,11 @@ class ProbeSubscriber:
             if self.subscribed > 1:
                 self._violate("2.12", "on_subscribe at most once for a given subscriber",
                               f"{where}: a second on_subscribe")
-                self._session.call(args[0], "cancel", (), actor=f"sub#{self._session.name_of(args[0])}",
+                self._session.call(args[0], "cancel", (), actor=self._session.label(args[0], "sub"),
                                    rule_if_raises="3.15")  # 2.5: the probe cancels the extra subscription
                 return
             self.subscription = args[0]
-            self.subscription_name = f"sub#{self._session.name_of(args[0])}"
+            self.subscription_name = self._session.label(args[0], "sub")
             return
         if not self.subscribed:
             self._violate("1.9", "on_subscribe before any other signal", f"{where} came before on_subscribe")

@@ -252,8 +252,9 @@ class Session:
         self.settled_by: set[str] = set()
         self.outstanding: list[tuple[str, str]] = []  # (call text, rule if it never returns)
         self._settler = target.make_settler(self.trace)
-        self._names: dict[int, int] = {}
-        self._keepalive: list[Any] = []  # objects named by id() must outlive their names
+        # Labels by id(); the weak reference tells a live object from a later one at the same address,
+        # without keeping anything alive (3.13 needs the subscriber collectable).
+        self._labels: dict[int, tuple[str, Callable[[], Any]]] = {}
         self._numbers: dict[str, itertools.count] = {}
         self._signalled = threading.local()
         self.probes: weakref.WeakSet[ProbeSubscriber] = weakref.WeakSet()
@@ -345,11 +346,21 @@ class Session:
         counter = self._numbers.setdefault(prefix, itertools.count(1))
         return f"{prefix}#{next(counter)}"
 
-    def label(self, obj: Any) -> str:
-        """How the trace names an object: a kit probe by its name, anything else by class and number."""
+    def label(self, obj: Any, prefix: str | None = None) -> str:
+        """How the trace names an object: a kit probe by its name, anything else by `prefix` (its class
+        by default) and a number that stays the same for the object's life."""
         if isinstance(obj, (ProbeSubscriber, ProbePublisher)):
             return obj.name
-        return f"{type(obj).__name__}#{self.name_of(obj)}"
+        known = self._labels.get(id(obj))
+        if known is not None and known[1]() is obj:
+            return known[0]
+        label = self.fresh_name(prefix or type(obj).__name__)
+        try:
+            ref = weakref.ref(obj)
+        except TypeError:  # not weakly referenceable: a strong reference is the only way to keep the name
+            ref = (lambda o: lambda: o)(obj)
+        self._labels[id(obj)] = (label, ref)
+        return label
 
     @contextlib.contextmanager
     def signalling(self, subscriber: Any):
@@ -363,18 +374,6 @@ class Session:
 
     def signalled_subscribers(self) -> list[Any]:
         return list(self._signalled.__dict__.get("stack", ()))
-
-    def name_of(self, obj: Any) -> int:
-        """A small stable number for an object (sub#1), for readable traces."""
-        key = id(obj)
-        if key not in self._names:
-            self._names[key] = len(self._names) + 1
-            self._keepalive.append(obj)
-        return self._names[key]
-
-    def forget(self, obj: Any) -> None:
-        """Stop keeping `obj` alive for its name (3.13 needs it collectable)."""
-        self._keepalive = [o for o in self._keepalive if o is not obj]
 
     def call(self, obj: Any, method: str, args: tuple, *, actor: str, rule_if_raises: str,
              rule_if_hangs: str | None = None) -> BaseException | None:

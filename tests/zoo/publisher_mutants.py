@@ -92,6 +92,7 @@ MUTANTS = [
 GUARDS = [
     case("baseline", passes={"1.2", "1.11", "3.10", "3.11", "3.17.unbounded"}),
     case("lazy_completion", subscription=p.LazyCompletion),
+    case("subscription_keeps_subscriber", subscription=p.SubscriptionKeepsSubscriber),
     case("slow_timer_delivery", subscription=p.TimerSubscription, uses=("loop",)),
     case("executor_delivery", subscription=p.ExecutorSubscription, uses=("executor",)),
     case("shuts_down_after_cancel", publisher=p.ShutsDownAfterCancel, subscription=p.ShutDownSubscription,

@@ -589,3 +589,12 @@ class TimerSubscription(Subscription):
             self.use_demand()
             self.emit(self.take())
             self.drain()
+
+
+class SubscriptionKeepsSubscriber(Subscription):
+    """Guard (must pass): after cancel the subscription still points at its subscriber, but nothing
+    the publisher holds points at the subscription, so the subscriber can be collected (3.13)."""
+
+    def cancel(self) -> None:
+        self.done = True
+        self.publisher.live.pop(id(self.subscriber), None)

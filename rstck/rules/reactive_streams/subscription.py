@@ -267,7 +267,6 @@ def cancel_drops_the_reference_to_the_subscriber(target):
     target.settle()
     probe.cancel()
     target.settle()
-    target.forget(probe)
     name, alive = probe.name, weakref.ref(probe)
     del probe
     gc.collect()
