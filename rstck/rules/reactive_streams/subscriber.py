@@ -82,55 +82,51 @@ def on_next_returns_promptly(target):
                             f"the slowest took {slowest:.3f} s", timed_out=True)
 
 
+def end_stream(target, source, terminal: str, *, after: int, **send_options) -> None:
+    """Offer `after` elements, then end the stream with `terminal` (unless the subscriber cancelled)."""
+    feed(target, source, after)
+    if not source.subscription.cancelled and not source.subscription.terminal:
+        if terminal == "on_complete":
+            source.send_complete(**send_options)
+        else:
+            source.send_error(RuntimeError("the kit's source fails on purpose"), **send_options)
+    target.settle()
+
+
 @rule("async.non-blocking")
 def signals_do_not_block_the_publisher(target):
     """The note on asynchrony: on_next and on_complete must not block the calling publisher (a signal
     that never returns is charged here)."""
     source, _, _ = attach(target)
-    feed(target, source, 4)
-    if not source.subscription.terminal and not source.subscription.cancelled:
-        source.send_complete()
-    target.settle()
+    end_stream(target, source, "on_complete", after=4)
 
 
 @rule("2.3")
 def on_complete_does_not_call_the_subscription(target):
     """2.3: nothing is called on the subscription or publisher from inside on_complete."""
     source, _, _ = attach(target)
-    feed(target, source, 2)
-    if not source.subscription.cancelled:
-        source.send_complete()
-    target.settle()
+    end_stream(target, source, "on_complete", after=2)
 
 
 @rule("2.3")
 def on_error_does_not_call_the_subscription(target):
     """2.3 for on_error."""
     source, _, _ = attach(target)
-    feed(target, source, 2)
-    if not source.subscription.cancelled:
-        source.send_error(RuntimeError("the kit's source fails on purpose"))
-    target.settle()
+    end_stream(target, source, "on_error", after=2)
 
 
 @rule("2.4")
 def subscription_counts_as_cancelled_after_on_complete(target):
     """2.4: after on_complete, with demand left over, the subscriber never calls its subscription again."""
     source, _, _ = attach(target)
-    feed(target, source, 1)
-    if not source.subscription.cancelled:
-        source.send_complete()
-    target.settle()
+    end_stream(target, source, "on_complete", after=1)
 
 
 @rule("2.4")
 def subscription_counts_as_cancelled_after_on_error(target):
     """2.4 after on_error."""
     source, _, _ = attach(target)
-    feed(target, source, 1)
-    if not source.subscription.cancelled:
-        source.send_error(RuntimeError("the kit's source fails on purpose"))
-    target.settle()
+    end_stream(target, source, "on_error", after=1)
 
 
 @rule("2.5")
@@ -178,36 +174,28 @@ def on_next_after_cancel_is_taken_in_stride(target):
 def on_complete_as_the_first_signal_is_accepted(target):
     """2.9: on_complete straight after on_subscribe, before any element, returns normally."""
     source, _, _ = attach(target)
-    source.send_complete(rule_if_raises="2.9")
-    target.settle()
+    end_stream(target, source, "on_complete", after=0, rule_if_raises="2.9")
 
 
 @rule("2.9")
 def on_complete_after_elements_is_accepted(target):
     """2.9: on_complete with demand still pending returns normally."""
     source, _, _ = attach(target)
-    feed(target, source, 2)
-    if not source.subscription.cancelled:
-        source.send_complete(rule_if_raises="2.9")
-    target.settle()
+    end_stream(target, source, "on_complete", after=2, rule_if_raises="2.9")
 
 
 @rule("2.10")
 def on_error_as_the_first_signal_is_accepted(target):
     """2.10: on_error straight after on_subscribe, before any element, returns normally."""
     source, _, _ = attach(target)
-    source.send_error(RuntimeError("the kit's source fails on purpose"), rule_if_raises="2.10")
-    target.settle()
+    end_stream(target, source, "on_error", after=0, rule_if_raises="2.10")
 
 
 @rule("2.10")
 def on_error_after_elements_is_accepted(target):
     """2.10: on_error with demand still pending returns normally."""
     source, _, _ = attach(target)
-    feed(target, source, 2)
-    if not source.subscription.cancelled:
-        source.send_error(RuntimeError("the kit's source fails on purpose"), rule_if_raises="2.10")
-    target.settle()
+    end_stream(target, source, "on_error", after=2, rule_if_raises="2.10")
 
 
 @rule("2.11", needs={"subscriber", "observer"})
@@ -256,10 +244,7 @@ def null_arguments_raise_type_error(target):
 def signal_methods_return_normally(target):
     """2.13: on_subscribe, on_next and on_complete return normally through a whole stream."""
     source, _, _ = attach(target)
-    feed(target, source, 8)
-    if not source.subscription.cancelled:
-        source.send_complete()
-    target.settle()
+    end_stream(target, source, "on_complete", after=8)
 
 
 @rule("2.13", needs={"publisher"})
