@@ -53,6 +53,9 @@ def _parser() -> argparse.ArgumentParser:
     rules = commands.add_parser("rules", help="list the catalogue and what covers each item")
     rules.add_argument("--rules", help="rule ids or globs, comma-separated")
     rules.set_defaults(run=_rules)
+
+    from .fuzz.cli import add_fuzz_command  # `rstck fuzz` lives with the fuzzer (rstck/fuzz/cli.py)
+    add_fuzz_command(commands)
     return parser
 
 

@@ -114,7 +114,9 @@ class VerificationCollector(pytest.Collector):
             planned = plan(self.target, rules=rules, subjects=self.verification.subjects)
         except BadInput as exc:
             raise pytest.UsageError(str(exc)) from None
-        return [CheckItem.from_parent(self, name=_item_name(p), planned=p) for p in planned]
+        checks = [CheckItem.from_parent(self, name=_item_name(p), planned=p) for p in planned]
+        from .fuzz.pytest_items import fuzz_items  # the target's fuzz items, marked `fuzz` (rstck/fuzz/)
+        return checks + fuzz_items(self, self.target, self.verification.subjects, rules=rules)
 
 
 def _item_name(planned: Planned) -> str:

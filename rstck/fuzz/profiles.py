@@ -15,7 +15,7 @@ import pathlib
 import re
 from collections.abc import Iterable
 
-from hypothesis import HealthCheck, Verbosity, settings
+from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 
 from ..verdict import BadInput
@@ -24,6 +24,9 @@ PROFILE_ENV = "RSTCK_FUZZ_PROFILE"
 # Relative to the directory rstck runs in (the pytest rootdir for fuzz items): one place,
 # next to the results, ignored by the project's .gitignore.
 DEFAULT_DATABASE = pathlib.Path(".rstck") / "hypothesis"
+# Hypothesis keeps caches of its own (e.g. constants read from source files) in ./.hypothesis
+# unless told otherwise; `rstck fuzz` tells it to use this instead.
+HYPOTHESIS_STORAGE = pathlib.Path(".rstck") / "hypothesis-storage"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -43,10 +46,20 @@ PROFILES = {
     "rstck-deep": Budget(examples=20_000, steps=60, examples_per_run=250),
 }
 
+# Hypothesis' explain phase re-runs a failing example many times to annotate which arguments
+# matter; a fuzz finding is read as a trace, so its time is better spent finding the next one.
+_PHASES = (Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink)
+
 for _name, _budget in PROFILES.items():
     settings.register_profile(_name, max_examples=_budget.examples_per_run, stateful_step_count=_budget.steps,
                               deadline=None, database=None, print_blob=True, report_multiple_bugs=True,
-                              suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet)
+                              phases=_PHASES, suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet)
+
+
+def keep_hypothesis_files_in_rstck_directory() -> None:
+    """Point Hypothesis' own storage under .rstck/ (unless $HYPOTHESIS_STORAGE_DIRECTORY says
+    otherwise). Only for processes rstck owns: under pytest the user's settings stand."""
+    os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(HYPOTHESIS_STORAGE.absolute()))
 
 
 def choose_profile(name: str | None = None, *, ci_default: bool = False) -> str:
@@ -58,11 +71,14 @@ def choose_profile(name: str | None = None, *, ci_default: bool = False) -> str:
     return chosen
 
 
-def run_settings(profile: str, *, examples: int, steps: int, database: ExampleDatabase | None) -> settings:
+def run_settings(profile: str, *, examples: int, steps: int, database: ExampleDatabase | None,
+                 shrink: bool = True) -> settings:
     """Settings of one seeded run. `deadline=None`: the kit's own watchdog bounds each step,
-    and turns a step that never returns into a violation instead of a Hypothesis error."""
+    and turns a step that never returns into a violation instead of a Hypothesis error.
+    Without `shrink` a run stops at its first failing example and reports it as found."""
+    phases = _PHASES if shrink else tuple(p for p in _PHASES if p is not Phase.shrink)
     return settings(settings.get_profile(profile), max_examples=examples, stateful_step_count=steps,
-                    database=database, deadline=None)
+                    database=database, deadline=None, phases=phases)
 
 
 def example_database(directory: str | os.PathLike | None, target_name: str, role: str, *,

@@ -1,0 +1,292 @@
+"""Campaigns: a fuzzing budget cut into shards, and the local engine that runs them in processes.
+
+A `Shard` is plain, picklable data: target spec, role, a range of seeds, a budget. Any engine
+that can call a function on a worker can run one with `run_shard(shard) -> rows`; a Spark
+engine would `mapPartitions` over shards. Each seed is one Hypothesis run of up to
+`examples_per_run` examples; a campaign's seeds are consecutive from its base seed, so
+`--seed` replays a whole campaign and a printed seed replays one run.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import json
+import math
+import multiprocessing
+import os
+import pathlib
+import queue as queue_module
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from ..settle import DEFAULT_DEADLINE_S
+from ..target import Target, load_target
+from ..verdict import BadInput
+from .profiles import PROFILES, example_database
+from .recorder import FlightRecorder, read_recording
+from .report import merge, result_row
+from .run import Finding, run_machine
+
+ROLES = ("publisher", "subscriber", "processor")
+
+
+@dataclasses.dataclass(frozen=True)
+class Shard:
+    """A slice of a campaign: `runs` seeded runs of one role's machine, from `first_seed` on."""
+
+    target: str  # MODULE:ATTR, importable on the worker
+    role: str
+    first_seed: int
+    runs: int
+    examples_per_run: int
+    steps: int
+    profile: str = "rstck-default"
+    timeout_s: float = DEFAULT_DEADLINE_S
+    time_s: float | None = None  # start no run after this long; None: all runs
+    database: str | None = None  # example database directory; None: off
+    replay_saved: bool = False  # the first run replays failures saved by earlier campaigns
+    shrink: bool = True
+    index: int = 0  # position in the campaign (for progress reports)
+
+    @property
+    def seeds(self) -> range:
+        return range(self.first_seed, self.first_seed + self.runs)
+
+
+@dataclasses.dataclass
+class ShardOutcome:
+    shard: Shard
+    findings: list[Finding]
+    examples: int = 0
+    steps: int = 0
+    runs: int = 0
+    duration_s: float = 0.0
+    note: str = ""  # why the shard stopped before its seeds ran out
+
+
+def replay_command(shard: Shard, finding: Finding) -> str:
+    """The one command that replays `finding` (the shrunk example, or its whole seeded run)."""
+    command = f"rstck fuzz {shard.target} --role {shard.role} --steps {shard.steps}"
+    if shard.timeout_s != DEFAULT_DEADLINE_S:
+        command += f" --timeout {shard.timeout_s:g}"
+    if not finding.blob:
+        command += f" --examples {shard.examples_per_run}"
+    return f"{command} --replay {finding.replay}"
+
+
+def plan_shards(target_spec: str, roles: list[str], *, examples: int | None, time_s: float | None, jobs: int,
+                base_seed: int, profile: str, steps: int | None = None, timeout_s: float = DEFAULT_DEADLINE_S,
+                database: str | None = None) -> list[Shard]:
+    """Cut a campaign into shards: `examples` per role (rounded up to whole runs), or `time_s` in all."""
+    budget = PROFILES[profile]
+    steps = steps or budget.steps
+    shards: list[Shard] = []
+    seed = base_seed
+    common = dict(target=target_spec, steps=steps, profile=profile, timeout_s=timeout_s, database=database)
+    for role in roles:
+        if time_s is not None:
+            # One shard per job and role; the roles take turns, each with its share of the time.
+            per_run = max(1, budget.examples_per_run // 4)  # short runs: the clock is checked between runs
+            counts = [1_000_000] * jobs
+            shard_time: float | None = time_s / len(roles)
+        else:
+            total = examples if examples is not None else budget.examples
+            per_run = min(budget.examples_per_run, total)
+            runs = math.ceil(total / per_run)
+            parts = min(runs, jobs * 2)  # a few shards per job even out their differing speeds
+            counts = [runs // parts + (k < runs % parts) for k in range(parts)]
+            shard_time = None
+        for k, runs_here in enumerate(counts):
+            shards.append(Shard(role=role, first_seed=seed, runs=runs_here, examples_per_run=per_run,
+                                time_s=shard_time, replay_saved=(k == 0), index=len(shards), **common))
+            seed += runs_here
+    return shards
+
+
+# -- running one shard ---------------------------------------------------------------------------
+
+Progress = Callable[[str, Any], None]  # ("progress", (examples, steps)), ("run", 1) or ("found", [keys])
+
+
+def run_shard(shard: Shard) -> list[dict[str, Any]]:
+    """Run a shard and return its result rows (one per distinct violation or error): the engine API."""
+    outcome = run_shard_outcome(shard)
+    name = _target_name(shard)
+    return [result_row(f, target_name=name, replay=replay_command(shard, f), duration_s=outcome.duration_s).row()
+            for f, _runs in merge(outcome.findings)]
+
+
+def run_shard_outcome(shard: Shard, progress: Progress | None = None,
+                      recorder: FlightRecorder | None = None) -> ShardOutcome:
+    try:
+        target = load_target(shard.target)
+    except BadInput as exc:
+        return ShardOutcome(shard, [_error(shard, str(exc))])
+    return run_shard_on(target, shard, progress=progress, recorder=recorder)
+
+
+def run_shard_on(target: Target, shard: Shard, *, progress: Progress | None = None,
+                 recorder: FlightRecorder | None = None, blob: str | None = None) -> ShardOutcome:
+    """Run `shard`'s seeds against a target object (pytest items and replays use this directly)."""
+    outcome = ShardOutcome(shard, [])
+    started = time.monotonic()
+    for number, seed in enumerate(shard.seeds):
+        if shard.time_s is not None and time.monotonic() - started >= shard.time_s:
+            break
+        database = example_database(shard.database, target.name, shard.role,
+                                    replay_saved=shard.replay_saved and number == 0)
+        if recorder is not None:
+            recorder.seed = seed
+        report = run_machine(target, shard.role, seed=seed, examples=shard.examples_per_run, steps=shard.steps,
+                             profile=shard.profile, timeout_s=shard.timeout_s, database=database, blob=blob,
+                             shrink=shard.shrink, recorder=recorder,
+                             progress=(lambda e, s: progress("progress", (e, s))) if progress else None)
+        outcome.runs += 1
+        outcome.examples += report.examples
+        outcome.steps += report.steps
+        outcome.findings += report.findings
+        if not report.reproduced:
+            outcome.note = "did not reproduce"
+        if progress is not None:
+            progress("run", 1)
+            if report.findings:
+                progress("found", [f.key for f in report.findings])
+        if report.hung:
+            # The hung thread stays blocked inside the target; later runs could trip over it.
+            outcome.note = f"stopped after a hang in seed {seed}"
+            break
+    outcome.duration_s = round(time.monotonic() - started, 6)
+    return outcome
+
+
+def _target_name(shard: Shard) -> str:
+    try:
+        return load_target(shard.target).name
+    except BadInput:
+        return shard.target
+
+
+def _error(shard: Shard, text: str, trace: str = "", seed: int | None = None) -> Finding:
+    return Finding(role=shard.role, kind="error", rule="", expected="the shard to run", observed=text,
+                   trace=trace, seed=shard.first_seed if seed is None else seed, shrunk=False)
+
+
+# -- the local engine -----------------------------------------------------------------------------
+
+_progress_queue: Any = None
+
+
+def _start_worker(progress_queue: Any) -> None:
+    global _progress_queue
+    _progress_queue = progress_queue
+
+
+def _pooled(shard: Shard) -> ShardOutcome:
+    def report(kind: str, value: Any) -> None:
+        _progress_queue.put((shard.index, kind, value))
+
+    return run_shard_outcome(shard, report)
+
+
+def run_local(shards: list[Shard], *, jobs: int, on_progress: Progress | None = None) -> list[ShardOutcome]:
+    """Run shards on `jobs` worker processes. A worker that dies (a crash in the target) costs
+    only its shards: each is re-run alone with the flight recorder, and a second death becomes
+    an error row with the trace up to the step that killed it."""
+    context = multiprocessing.get_context("spawn")  # no fork of a process with threads
+    progress_queue = context.Queue()
+    outcomes: dict[int, ShardOutcome] = {}
+    waiting = list(shards)
+    while waiting:
+        crashed, waiting = _run_pool(waiting, jobs, context, progress_queue, outcomes, on_progress)
+        for shard in crashed:
+            outcome = outcomes[shard.index] = _run_isolated(shard, context)
+            if on_progress is not None:
+                on_progress("progress", (outcome.examples, outcome.steps))
+                on_progress("run", outcome.runs)
+                on_progress("found", [f.key for f in outcome.findings])
+    _drain(progress_queue, on_progress)
+    return [outcomes[s.index] for s in shards]
+
+
+def _run_pool(shards: list[Shard], jobs: int, context: Any, progress_queue: Any, outcomes: dict[int, ShardOutcome],
+              on_progress: Progress | None) -> tuple[list[Shard], list[Shard]]:
+    """Run shards, at most `jobs` at a time. If the pool breaks: the shards that were running, and
+    those not started yet."""
+    pending = iter(shards)
+    running: dict[concurrent.futures.Future, Shard] = {}
+    crashed: list[Shard] = []
+    with concurrent.futures.ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_start_worker,
+                                                initargs=(progress_queue,)) as pool:
+        _submit(pool, pending, running, jobs)
+        while running:
+            done, _ = concurrent.futures.wait(running, timeout=0.2, return_when=concurrent.futures.FIRST_COMPLETED)
+            _drain(progress_queue, on_progress)
+            for future in done:
+                shard = running.pop(future)
+                try:
+                    outcomes[shard.index] = future.result()
+                except concurrent.futures.process.BrokenProcessPool:
+                    crashed.append(shard)
+                except Exception as exc:  # the kit broke on the worker
+                    outcomes[shard.index] = ShardOutcome(shard, [_error(shard, f"the worker raised {exc!r}")])
+            if crashed:
+                return crashed + list(running.values()), list(pending)
+            _submit(pool, pending, running, jobs)
+    return [], []
+
+
+def _submit(pool: Any, pending: Iterator[Shard], running: dict, jobs: int) -> None:
+    while len(running) < jobs:
+        shard = next(pending, None)
+        if shard is None:
+            return
+        running[pool.submit(_pooled, shard)] = shard
+
+
+def _drain(progress_queue: Any, on_progress: Progress | None) -> None:
+    while True:
+        try:
+            _index, kind, value = progress_queue.get_nowait()
+        except queue_module.Empty:
+            return
+        if on_progress is not None:
+            on_progress(kind, value)
+
+
+def _isolated(shard: Shard, recording: str, result_file: str) -> None:
+    recorder = FlightRecorder(recording)
+    outcome = run_shard_outcome(shard, recorder=recorder)
+    recorder.close()
+    pathlib.Path(result_file).write_text(json.dumps(_outcome_data(outcome)), encoding="utf-8")
+
+
+def _run_isolated(shard: Shard, context: Any) -> ShardOutcome:
+    """Re-run a shard alone in a fresh process with the flight recorder on."""
+    with tempfile.TemporaryDirectory(prefix="rstck-fuzz-") as scratch:
+        recording, result_file = os.path.join(scratch, "trace.txt"), os.path.join(scratch, "outcome.json")
+        process = context.Process(target=_isolated, args=(shard, recording, result_file), daemon=True)
+        process.start()
+        process.join()
+        if process.exitcode == 0 and os.path.exists(result_file):
+            outcome = _outcome_from(shard, json.loads(pathlib.Path(result_file).read_text(encoding="utf-8")))
+            outcome.note = outcome.note or "re-run alone after its worker process died; it did not die again"
+            return outcome
+        trace, seed = read_recording(recording)
+        died = f"the worker process died (exit code {process.exitcode}) while fuzzing the {shard.role}"
+        return ShardOutcome(shard, [_error(shard, died, seed=seed,
+                                           trace=f"{trace}\n       (the process died here)" if trace else "")],
+                            note="worker process died")
+
+
+def _outcome_data(outcome: ShardOutcome) -> dict[str, Any]:
+    data = dataclasses.asdict(outcome)
+    data.pop("shard")
+    return data
+
+
+def _outcome_from(shard: Shard, data: dict[str, Any]) -> ShardOutcome:
+    findings = [Finding(**f) for f in data.pop("findings")]
+    return ShardOutcome(shard, findings, **data)

@@ -1,0 +1,190 @@
+"""What every fuzz state machine shares: one session per example, and steps that check after themselves.
+
+A step runs one rule against the target through the session, then looks at what the
+session's monitors recorded. The first violation of a MUST item ends the example with an
+exception whose class is named after the rule: Hypothesis tells failures apart by
+exception type and raising line, so one class per rule keeps it from shrinking a 3.9
+failure into a 1.1 failure, and lets one run report several distinct rules.
+
+What shrinking could not make shorter ends the whole run instead: a settle cut off by
+its deadline, a factory that raised, the kit's own error. `AbortRun` is a BaseException,
+which Hypothesis does not catch; shrinking would only re-run the same hang dozens of times.
+A step that never returns at all is the watchdog's business (run.py).
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+import time
+import traceback
+from typing import Any, Callable
+
+from hypothesis.stateful import RuleBasedStateMachine
+
+from ..rules.catalog import load_catalog
+from ..settle import SettleTimeout
+from ..target import Session, Target
+from ..verdict import LEVEL_VERDICTS, BadInput, NotApplicable, RuleViolation, TargetError, Verdict
+from .recorder import FlightRecorder
+
+
+class FuzzViolation(RuleViolation):
+    """A MUST item violated in one example; carries the example's session (its trace) and steps."""
+
+    session: Session | None = None
+    steps: list[str] = []
+
+
+@functools.cache
+def violation_type(rule: str) -> type[FuzzViolation]:
+    """One exception class per rule id, so that Hypothesis shrinks each rule's failures apart."""
+    return type(f"Violation[{rule}]", (FuzzViolation,), {"__module__": __name__})
+
+
+class AbortRun(BaseException):
+    """Ends a seeded run at once, unshrunk: a deadline decided it, or something other than the
+    implementation's protocol behaviour broke (kind "timeout" or "error")."""
+
+    def __init__(self, kind: str, rule: str, expected: str, observed: str, *, context: "RunContext"):
+        super().__init__(f"{kind}: {observed}")
+        self.kind = kind
+        self.rule = rule
+        self.expected = expected
+        self.observed = observed
+        self.session = context.session
+        self.steps = context.step_texts()
+
+
+class RunContext:
+    """One seeded run's view of the target: the current example's session, counters, the step clock.
+
+    The watchdog reads `step_started` from another thread; everything else belongs to the
+    thread the run executes on.
+    """
+
+    def __init__(self, target: Target, role: str, *, timeout_s: float, recorder: FlightRecorder | None = None):
+        self.target = target
+        self.role = role
+        self.timeout_s = timeout_s
+        self.recorder = recorder
+        self.examples = 0
+        self.steps = 0
+        self.session: Session | None = None
+        self.step_started: float | None = None
+        self._step_log: list[tuple[str, dict[str, Any]]] = []
+
+    def open_session(self) -> Session:
+        self.step_started = time.monotonic()  # the watchdog also bounds the target's open_session
+        session = self.target.open_session(self.timeout_s)
+        self.step_started = None
+        session.check_thread = threading.current_thread()
+        self.session = session
+        self.examples += 1
+        self._step_log = []
+        if self.recorder is not None:
+            self.recorder.start_example(self.examples)
+        return session
+
+    def begin_step(self, name: str, arguments: dict[str, Any]) -> None:
+        self.steps += 1
+        self._step_log.append((name, arguments))
+        session = self.session
+        assert session is not None
+        session.deadline = time.monotonic() + self.timeout_s  # a deadline per step, not per example
+        if self.recorder is not None:
+            self.recorder.step(session.trace, self.step_texts()[-1])
+        self.step_started = time.monotonic()
+
+    def end_step(self) -> None:
+        self.step_started = None
+
+    def step_texts(self) -> list[str]:
+        return [f"{name}({', '.join(f'{k}={v!r}' for k, v in arguments.items())})"
+                for name, arguments in self._step_log]
+
+
+def step(func: Callable[..., None]) -> Callable[..., None]:
+    """Make a rule body a checked step: clocked for the watchdog, followed by the invariant checks."""
+
+    @functools.wraps(func)
+    def run(self: FuzzMachine, **arguments: Any) -> None:
+        self._run_step(func.__name__, arguments, lambda: func(self, **arguments))
+
+    return run
+
+
+class FuzzMachine(RuleBasedStateMachine):
+    """Base of the role machines: a fresh session per example, closed at teardown."""
+
+    role = ""
+
+    def __init__(self, context: RunContext):
+        super().__init__()
+        self.context = context
+        self.session = context.open_session()
+        self.stopped = False  # a step failed: teardown only cleans up
+        self._catalog = load_catalog()
+
+    # -- what role machines implement ------------------------------------------------------
+
+    def after_step(self) -> None:
+        """Checks that are cheap enough to run after every step."""
+
+    def finish(self) -> None:
+        """The end of an example: settle, then check what must hold once nothing more can happen."""
+        self.session.settle()
+
+    # -- the step protocol -------------------------------------------------------------------
+
+    def _run_step(self, name: str, arguments: dict[str, Any], body: Callable[[], None]) -> None:
+        context = self.context
+        context.begin_step(name, arguments)
+        try:
+            body()
+            self.after_step()
+        except RuleViolation:
+            pass  # the session recorded it; reported below with the others
+        except SettleTimeout as exc:
+            self._abort("timeout", "", "the target to settle (no pending work) within the deadline",
+                        f"{exc} (after {context.timeout_s:g} s)")
+        except (TargetError, BadInput) as exc:
+            self._abort("error", "", "the target's factories to work", str(exc))
+        except NotApplicable as exc:
+            self._abort("error", "", "a target that serves this role", str(exc))
+        except Exception as exc:  # the kit broke: not the implementation's fault, never shrunk
+            self._abort("error", "", "the fuzzer to run", _kit_error(exc))
+        finally:
+            context.end_step()
+        self._report()
+
+    def _report(self) -> None:
+        session = self.session
+        if session.kit_errors:
+            self._abort("error", "", "the fuzzer's reactions to run", _kit_error(session.kit_errors[0]))
+        for violation in session.violations:
+            item = self._catalog[violation.rule]
+            if LEVEL_VERDICTS[item.level] is Verdict.FAIL:
+                self.stopped = True
+                error = violation_type(violation.rule)(violation.rule, violation.expected, violation.observed,
+                                                       timed_out=violation.timed_out)
+                error.session = session
+                error.steps = self.context.step_texts()
+                raise error
+
+    def _abort(self, kind: str, rule: str, expected: str, observed: str) -> None:
+        self.stopped = True
+        raise AbortRun(kind, rule, expected, observed, context=self.context)
+
+    def teardown(self) -> None:
+        try:
+            if not self.stopped:
+                self._run_step("finish", {}, self.finish)
+        finally:
+            self.session.close()
+            self.context.end_step()
+
+
+def _kit_error(exc: BaseException) -> str:
+    frames = traceback.format_exception(exc)
+    return f"the kit broke: {type(exc).__name__}: {exc}\n" + "".join(frames[-6:]).rstrip()

@@ -1,0 +1,123 @@
+"""The processor machine: both contracts at once (4.1), kit ends on both sides.
+
+Downstream, kit probes subscribe, request, cancel and react exactly as against a publisher
+(every step of the publisher machine, with the processor as the only publisher). Upstream,
+the kit as publisher sends on_next against the processor's demand, on_complete, on_error,
+a second on_subscribe and None arguments (upstream.py). Every publisher and subscriber
+invariant holds on its side; once settled, this machine adds what ties the two together
+for the identity processor a target's create_processor() makes:
+
+- 4.1: a subscriber that was there from the start gets the upstream elements unchanged and
+  in order, and the upstream's on_complete ends its stream once its elements are through;
+- 4.2: after the upstream's on_error, a subscriber with demand pending hears on_error (or
+  the processor recovers: further elements, on_complete);
+- 3.8: demand downstream is served from elements the processor holds, or passed upstream.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from hypothesis import strategies as st
+from hypothesis.stateful import initialize, rule
+
+from ..signals import show
+from .machine import RunContext, step
+from .publisher import PublisherMachine, Watch
+from .strategies import weighted
+from .upstream import Upstream
+
+NONE_ARGUMENTS = ("on_next", "on_subscribe", "on_error")
+# Elements most of the time: a terminal signal ends the upstream for the rest of the example.
+UPSTREAM_ACTIONS = {"next": 6, "complete": 1, "error": 1, "subscribe again": 1, "None": 1}
+
+
+@dataclasses.dataclass(eq=False)
+class DownstreamWatch(Watch):
+    sent_before: int = 0  # upstream elements sent before this subscriber came
+    before_terminal: bool = True  # it subscribed before the upstream's terminal signal
+
+
+class ProcessorMachine(PublisherMachine):
+    role = "processor"
+
+    def __init__(self, context: RunContext):
+        super().__init__(context)
+        self.processor: Any = None
+        self.upstream: Upstream | None = None
+
+    @initialize(dwell=st.booleans())
+    @step
+    def wire(self, dwell: bool) -> None:
+        session = self.session
+        self.processor = session.create_processor()
+        session.trace.note(f"{self._label(self.processor)} = create_processor()")
+        self.upstream = Upstream(session, self.processor, dwell=dwell)
+        self.upstream.attach()
+
+    # -- the upstream side -----------------------------------------------------------------------
+
+    @rule(action=weighted(UPSTREAM_ACTIONS), count=st.integers(1, 4), method=st.sampled_from(NONE_ARGUMENTS))
+    @step
+    def upstream(self, action: str, count: int, method: str) -> None:
+        """What the kit's source does next: `count` on_next (as far as the processor's demand goes),
+        on_complete, on_error, a second on_subscribe, or `method` with a None argument."""
+        upstream = self.upstream
+        if action == "next":
+            upstream.send(count)
+        elif action == "complete":
+            upstream.complete()
+        elif action == "error":
+            upstream.fail()
+        elif action == "subscribe again":
+            upstream.subscribe_again()
+        elif "null_arguments" in self.capabilities:
+            upstream.send_none(method)
+
+    # -- the downstream side: the publisher machine's steps, against the processor ----------------
+
+    def _publisher_for(self, source: str, which: int, size: int) -> tuple[Any, int | None]:
+        if not self.publishers:
+            self.publishers.append((self.processor, None))
+        return self.publishers[0]
+
+    def _new_watch(self, publisher: Any, size: int | None) -> Watch:
+        upstream = self.upstream
+        return DownstreamWatch(probe=None, publisher=publisher, size=size,  # type: ignore[arg-type]
+                               sent_before=sum(kind == "on_next" for kind, _ in upstream.sent),
+                               before_terminal=not upstream.subscription.terminal)
+
+    # -- invariants -------------------------------------------------------------------------------
+
+    def check_settled(self) -> None:
+        super().check_settled()
+        self.upstream.check_settled(expect_demand=False)  # it requests upstream only for downstream demand
+
+    def check_demand_served(self, watch: DownstreamWatch) -> None:  # type: ignore[override]
+        probe, session, upstream = watch.probe, self.session, self.upstream
+        sent = [value for kind, value in upstream.sent if kind == "on_next"]
+        if watch.sent_before == 0 and probe.elements != sent[:len(probe.elements)]:
+            session.violate("4.1", f"the upstream elements unchanged and in order ({show(sent)})",
+                            f"{probe.name} got {show(probe.elements)}")
+            return
+        outstanding = probe.requested - len(probe.elements)
+        if probe.terminated or probe.cancelled or outstanding <= 0 or not self._sole_live_subscriber(watch):
+            return
+        subscription = upstream.subscription
+        held = subscription.delivered - len(probe.elements) - watch.sent_before
+        if subscription.terminal == "on_error" and watch.before_terminal:
+            session.violate("4.2", "on_error propagated downstream, or a recovery",
+                            f"{probe.name} had demand pending and heard nothing after the upstream's on_error")
+        elif held > 0 and not subscription.cancelled:  # after its cancel it may drop what still comes (2.8)
+            session.violate("3.8", "the outstanding demand served from the elements the processor holds",
+                            f"{probe.name} has {show(outstanding)} requested and the processor holds {held} "
+                            "elements it received; nothing more came once settled")
+        elif subscription.terminal == "on_complete" and watch.before_terminal:
+            session.violate("4.1", "on_complete downstream after the upstream completed (4.1: both contracts)",
+                            f"{probe.name} got every element and demand was left, but no on_complete")
+        elif not subscription.terminal and not subscription.cancelled and subscription.outstanding == 0:
+            session.violate("3.8", "the demand passed upstream (the processor holds no element to serve it)",
+                            f"{probe.name} has {show(outstanding)} requested; the processor asked its upstream "
+                            f"for nothing more ({subscription.name} requested {show(subscription.requested)}, "
+                            f"delivered {subscription.delivered})")

@@ -1,0 +1,369 @@
+"""The publisher machine: kit subscribers against a publisher under test (rules 1.x and 3.x).
+
+Steps: subscribe a probe (to a new, an existing or a failed publisher; the same subscriber
+twice; None), request(n), cancel, give a probe a re-entrant reaction, settle. The probes'
+monitors judge each signal as it arrives (1.1, 1.3, 1.6-1.9; a raise is charged to 1.9, 3.2,
+3.15 or 3.16 by the session). This machine adds what needs the history of the example:
+
+- after every step: 3.12 (a cancelled subscriber heard more than CANCEL_SLACK on_next before
+  the cancel settled) and 3.3 (on_next nested RECURSION_EVIDENCE deep in on_next);
+- once settled: 1.9 (on_subscribe came), 3.9 (a non-positive request on a live subscription
+  ended it with the profile's range error), 1.4 (a failed publisher signalled on_error),
+  3.8 / 3.17 (outstanding demand was served while elements remained; 3.17 once the total
+  requested reached 2**63-1) and 1.5 (on_complete once the last element was delivered);
+- calls after cancel has settled: a signal during them is 3.6 (request) or 3.7 (cancel).
+
+The liveness checks only judge a subscriber that is its publisher's sole live one: a
+multicast publisher may legitimately pace everyone to its slowest subscriber (1.11).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from typing import Any
+
+from hypothesis import strategies as st
+from hypothesis.stateful import rule
+
+from ..api import MAX_DEMAND
+from ..probes import ProbeSubscriber
+from ..signals import Label, show
+from .machine import FuzzMachine, RunContext, step
+from .strategies import Reaction, demands, on_next_reactions, on_subscribe_reactions, stream_lengths, weighted
+
+MAX_SUBSCRIBERS = 4
+# 3.12 says "eventually": how many on_next a cancelled subscriber may still receive before its
+# cancel has settled. An implementation with a deeper prefetch would be charged; none of the
+# references delivers a single one.
+CANCEL_SLACK = 8
+# 3.3 asks for *a* bound: on_next nested this deep within on_next is taken as having none.
+RECURSION_EVIDENCE = 8
+# Like the 1.3 check: a signal arriving on a foreign thread dwells, so an overlap can show.
+DWELL_S = 0.0005
+# A reaction "at each on_next" stops after this many, so an example stays short.
+MAX_REACTIONS = 64
+
+# Where a subscribe step subscribes: the corner cases (a failed publisher, the same subscriber
+# twice, None) stay rarer than the subscribers that go on to request and cancel.
+SOURCES = {"new": 4, "existing": 4, "failed": 1, "same subscriber twice": 1, "None": 1}
+subscriber_index = st.integers(0, MAX_SUBSCRIBERS - 1)
+
+
+@dataclasses.dataclass(eq=False)
+class Watch:
+    """The machine's bookkeeping for one probe, next to what the probe records itself."""
+
+    probe: ProbeSubscriber
+    publisher: Any
+    size: int | None  # the publisher's elements; None for a failed publisher
+    lock: threading.RLock = dataclasses.field(default_factory=threading.RLock)  # the kit's calls stay serial (2.7)
+    range_error_due: bool = False  # a non-positive request was made on the live subscription (3.9)
+    # ... from inside on_subscribe, where the publisher may already have decided to end the stream
+    range_error_at_subscribe: bool = False
+    elements_at_cancel: int | None = None
+    reactions_run: int = 0
+
+
+class PublisherMachine(FuzzMachine):
+    role = "publisher"
+
+    def __init__(self, context: RunContext):
+        super().__init__(context)
+        self.publishers: list[tuple[Any, int | None]] = []
+        self.watches: list[Watch] = []
+        self.repeated: list[RepeatedSubscriber] = []
+        self.capabilities = context.target.capabilities
+        self.machine_thread = self.session.check_thread.name
+
+    # -- rules --------------------------------------------------------------------------------
+
+    @rule(source=weighted(SOURCES), which=subscriber_index, size=stream_lengths,
+          on_subscribe=on_subscribe_reactions, on_next=on_next_reactions, dwell=st.booleans())
+    @step
+    def subscribe(self, source: str, which: int, size: int, on_subscribe: Reaction | None,
+                  on_next: Reaction | None, dwell: bool) -> None:
+        """Subscribe to a new publisher of `size` elements, or to existing publisher number `which`."""
+        session = self.session
+        if len(self.watches) + len(self.repeated) >= MAX_SUBSCRIBERS:
+            return
+        publisher, size = self._publisher_for(source, which, size)
+        if source == "None" and "null_arguments" in self.capabilities:
+            session.call_expecting_error(publisher, "subscribe", (None,), error_type=session.profile.type_error,
+                                         rule="1.9", actor=self._label(publisher))
+            return
+        if source == "same subscriber twice":
+            repeated = RepeatedSubscriber(session, f"subscriber#{len(self.repeated) + 1}", publisher)
+            self.repeated.append(repeated)
+            for _ in range(2):
+                session.call(publisher, "subscribe", (repeated,), actor=self._label(publisher), rule_if_raises="1.9")
+            return
+        watch = self._new_watch(publisher, size)
+        probe = session.probe(on_subscribe=self._reaction(watch, on_subscribe),
+                              on_next=self._reaction(watch, on_next), dwell_s=DWELL_S if dwell else 0.0)
+        watch.probe = probe
+        self.watches.append(watch)
+        for reaction in (on_subscribe, on_next):
+            if reaction is not None:
+                session.trace.note(f"{probe.name} will {reaction!r}")
+        session.call(publisher, "subscribe", (probe,), actor=self._label(publisher), rule_if_raises="1.9")
+        if not probe.subscribed:
+            session.settle()  # an asynchronous publisher's on_subscribe
+            if not probe.subscribed:
+                session.violate("1.9", "subscribe to call on_subscribe",
+                                f"subscribe({probe.name}) returned and the target settled without on_subscribe")
+
+    # No preconditions: a step that does not apply does nothing. Preconditions would change
+    # which rules a drawn index means as the state changes, and deleting one step while
+    # shrinking would then garble every step after it.
+
+    @rule(which=subscriber_index, n=demands)
+    @step
+    def request(self, which: int, n: int) -> None:
+        if self.watches:
+            self._request(self.watches[which % len(self.watches)], n)
+
+    @rule(which=subscriber_index)
+    @step
+    def cancel(self, which: int) -> None:
+        if self.watches:
+            self._cancel(self.watches[which % len(self.watches)])
+
+    @rule(which=subscriber_index, on_next=on_next_reactions)
+    @step
+    def react(self, which: int, on_next: Reaction | None) -> None:
+        if not self.watches:
+            return
+        watch = self.watches[which % len(self.watches)]
+        watch.probe.reactions["on_next"] = self._reaction(watch, on_next)
+        self.session.trace.note(f"{watch.probe.name} will {on_next!r}" if on_next
+                                else f"{watch.probe.name} stops reacting to on_next")
+
+    @rule()
+    @step
+    def settle(self) -> None:
+        self.session.settle()
+        self.check_settled()
+
+    # -- the kit's calls, from steps and from reactions ---------------------------------------
+
+    def _request(self, watch: Watch, n: int, *, in_on_subscribe: bool = False) -> None:
+        probe = watch.probe
+        if probe.subscription is None:
+            return  # charged to 1.9 when it subscribed
+        with watch.lock:
+            if probe.terminated:
+                return probe.request(n, rule_if_raises="1.6")
+            if probe.cancelled:
+                return self._after_cancel(probe, "3.6", lambda rule: probe.request(n, rule_if_raises=rule))
+            if n <= 0:
+                watch.range_error_due = True
+                watch.range_error_at_subscribe = in_on_subscribe
+            probe.request(n)  # a raise is 3.2 from inside a signal, else 3.16
+
+    def _cancel(self, watch: Watch) -> None:
+        probe = watch.probe
+        if probe.subscription is None:
+            return
+        with watch.lock:
+            if probe.terminated:
+                return probe.cancel(rule_if_raises="1.6")
+            if probe.cancelled:
+                return self._after_cancel(probe, "3.7", lambda rule: probe.cancel(rule_if_raises=rule))
+            watch.elements_at_cancel = len(probe.elements)
+            watch.range_error_due = False  # the cancel may overtake a pending 3.9 on_error
+            probe.cancel()
+
+    @staticmethod
+    def _after_cancel(probe: ProbeSubscriber, rule: str, call) -> None:
+        """A request (3.6) or cancel (3.7) after cancel must be a NOP. Before the cancel has settled,
+        signals still under way are allowed (3.12); after, a signal that arrives *during* this call
+        is charged to the call. Outside the call the probe's own 1.8 applies: another subscriber's
+        request may be what drew it."""
+        if not probe.cancel_settled:
+            return call("3.5" if rule == "3.7" else rule)  # 3.5: cancel is idempotent
+        before = probe.silence_rule
+        probe.silence(rule)
+        try:
+            call(rule)
+        finally:
+            probe.silence_rule = before
+
+    def _reaction(self, watch: Watch, reaction: Reaction | None):
+        if reaction is None:
+            return None
+
+        def react(probe: ProbeSubscriber, _argument: Any) -> None:
+            if reaction.where == "on_next" and not reaction.due(len(probe.elements)):
+                return
+            if watch.reactions_run >= MAX_REACTIONS:
+                return
+            watch.reactions_run += 1
+            if reaction.action == "request":
+                self._request(watch, reaction.n, in_on_subscribe=reaction.where == "on_subscribe")
+            else:
+                self._cancel(watch)
+
+        return react
+
+    def _publisher_for(self, source: str, which: int, size: int) -> tuple[Any, int | None]:
+        session = self.session
+        if source == "failed" and "failed_publisher" in self.capabilities:
+            made: tuple[Any, int | None] = (session.create_failed_publisher(), None)
+            session.trace.note(f"{self._label(made[0])} = create_failed_publisher()")
+        elif source != "new" and source != "failed" and self.publishers:
+            return self.publishers[which % len(self.publishers)]
+        else:
+            limit = session.max_elements
+            size = size if limit is None else min(size, limit)
+            made = (session.create_publisher(size), size)
+            session.trace.note(f"{self._label(made[0])} = create_publisher({size})")
+        self.publishers.append(made)
+        return made
+
+    def _new_watch(self, publisher: Any, size: int | None) -> Watch:
+        return Watch(probe=None, publisher=publisher, size=size)  # type: ignore[arg-type]  # the probe comes next
+
+    def _label(self, publisher: Any) -> str:
+        return self.session.label(publisher, "publisher")
+
+    # -- invariants -------------------------------------------------------------------------------
+
+    def after_step(self) -> None:
+        for watch in self.watches:
+            probe = watch.probe
+            if watch.elements_at_cancel is not None:
+                late = len(probe.elements) - watch.elements_at_cancel
+                if late > CANCEL_SLACK:
+                    self.session.violate("3.12", f"at most {CANCEL_SLACK} on_next after cancel (eventually none)",
+                                         f"{probe.name} received {late} on_next after its cancel")
+            if probe.max_depth >= RECURSION_EVIDENCE:
+                self.session.violate("3.3", "an upper bound on request -> on_next recursion",
+                                     f"on_next to {probe.name} nested {probe.max_depth} deep in on_next")
+
+    def finish(self) -> None:
+        self.session.settle()
+        self.check_settled()
+
+    def check_settled(self) -> None:
+        """What must hold once the target has settled: nothing owed is still pending."""
+        for watch in self.watches:
+            self._check_settled(watch)
+        for repeated in self.repeated:
+            if not repeated.subscriptions:
+                self.session.violate("1.9", "subscribe to call on_subscribe",
+                                     f"{repeated.name} was subscribed twice and never got on_subscribe")
+
+    def _check_settled(self, watch: Watch) -> None:
+        probe, session = watch.probe, self.session
+        if probe.subscription is None:
+            return
+        if watch.range_error_due:
+            watch.range_error_due = False
+            self._check_range_error(watch)
+            return
+        self.check_demand_served(watch)
+
+    def check_demand_served(self, watch: Watch) -> None:
+        """Liveness of a publisher of `watch.size` elements (or a failed one) towards its sole live subscriber."""
+        probe, session = watch.probe, self.session
+        if watch.size is None:  # a failed publisher
+            if probe.completed:
+                session.violate("1.4", "on_error from a failed publisher", f"{probe.name}: {probe.observed()}")
+            elif not probe.terminated and not probe.cancelled and probe.requested > 0:
+                session.violate("1.4", "on_error from a failed publisher",
+                                f"{probe.name} had requested {show(probe.requested)} and heard nothing once settled")
+            return
+        outstanding = probe.requested - len(probe.elements)
+        if probe.terminated or probe.cancelled or outstanding <= 0 or not self._sole_live_subscriber(watch):
+            return
+        delivered = len(probe.elements)
+        if delivered < watch.size:
+            rule = "3.17" if probe.requested >= MAX_DEMAND else "3.8"
+            session.violate(rule, "the outstanding demand served (or a terminal signal)",
+                            f"{probe.name} requested {show(probe.requested)} in all and got {delivered} of "
+                            f"{watch.size} elements; nothing more came once settled")
+        else:
+            session.violate("1.5", "on_complete after the last element",
+                            f"{probe.name} got all {watch.size} elements, demand was left, and no on_complete "
+                            "came once settled")
+
+    def _check_range_error(self, watch: Watch) -> None:
+        probe, session = watch.probe, self.session
+        expected = f"on_error({session.profile.range_error}) after a non-positive request"
+        if not probe.terminated:
+            session.violate("3.9", expected, f"{probe.name} was still live once settled ({probe.observed()})")
+        elif probe.errors and session.profile.range_error in {c.__name__ for c in type(probe.errors[0]).__mro__}:
+            return
+        elif not (watch.range_error_at_subscribe or self._delivered_asynchronously(probe)):
+            # Otherwise the terminal signal may have been decided before the request: under way
+            # on another thread, or, asked from inside on_subscribe, a stream that was over already.
+            session.violate("3.9", expected, f"{probe.name}: {probe.observed()}")
+
+    def _delivered_asynchronously(self, probe: ProbeSubscriber) -> bool:
+        """Whether a terminal signal reached `probe` other than inside one of the kit's calls."""
+        terminal = (self.session.trace.signals_of(probe.name, "on_complete")
+                    + self.session.trace.signals_of(probe.name, "on_error"))
+        return any(s.thread != self.machine_thread or s.depth == 0 for s in terminal)
+
+    def _sole_live_subscriber(self, watch: Watch) -> bool:
+        others = [w.probe for w in self.watches if w is not watch and w.publisher is watch.publisher]
+        return (all(p.terminated or p.cancelled for p in others)
+                and not any(r.publisher is watch.publisher for r in self.repeated))
+
+
+class RepeatedSubscriber:
+    """A subscriber the kit subscribes twice to one publisher.
+
+    1.10 asks callers not to do that; the publisher may reject the second subscribe (on_error
+    after on_subscribe) or ignore it, but subscribe returns normally and on_subscribe comes
+    first (1.9), and while the first subscription is active no second on_subscribe may come
+    (2.12, the publisher's side, as the 2.12 check reads it). It keeps the first subscription,
+    cancels any further one (2.5), and never requests.
+    """
+
+    def __init__(self, session: Any, name: str, publisher: Any):
+        self.session = session
+        self.name = name
+        self.publisher = publisher
+        self.subscriptions: list[Any] = []
+        self.ended = False  # the first subscription got on_complete or on_error
+
+    def __repr__(self) -> str:
+        return self.name
+
+    def on_subscribe(self, subscription: Any) -> None:
+        session = self.session
+        label = Label(session.label(subscription, "sub")) if subscription is not None else None
+        session.trace.record("on_subscribe", self.name, (label,))
+        if subscription is None:
+            raise TypeError(f"{self.name}.on_subscribe: argument must not be None (rule 2.13)")
+        self.subscriptions.append(subscription)
+        if len(self.subscriptions) > 1:
+            if not self.ended:
+                first = session.label(self.subscriptions[0], "sub")
+                session.violate("2.12", "no second on_subscribe while the first subscription is active",
+                                f"{self.name} got on_subscribe({label}) on top of {first}")
+            session.call(subscription, "cancel", (), actor=str(label), rule_if_raises="3.15")
+
+    def on_next(self, item: Any) -> None:
+        signal = self._signal("on_next", (item,))
+        self.session.violate("1.1", "no on_next: this subscriber never requested",
+                             f"#{signal.seq} {signal.call_text()}")
+
+    def on_error(self, error: BaseException) -> None:
+        self._signal("on_error", (error,))
+        self.ended = True
+
+    def on_complete(self) -> None:
+        self._signal("on_complete", ())
+        self.ended = True
+
+    def _signal(self, kind: str, args: tuple):
+        signal = self.session.trace.record(kind, self.name, args)
+        if not self.subscriptions:
+            self.session.violate("1.9", "on_subscribe before any other signal",
+                                 f"#{signal.seq} {signal.call_text()} came before on_subscribe")
+        if args and args[0] is None:
+            raise TypeError(f"{self.name}.{kind}: argument must not be None (rule 2.13)")
+        return signal

@@ -1,0 +1,142 @@
+"""Campaigns: shards as plain data, result rows, shrinking and replay, and bad input (a target
+that raises, hangs, or kills its worker process)."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import pickle
+import time
+
+from rstck import InProcessTarget
+from rstck.fuzz.campaign import Shard, plan_shards, run_local, run_shard, run_shard_on
+from rstck.fuzz.run import run_machine
+from rstck.reference.publishers import FailedPublisher
+from rstck.runner import Result
+
+from .zoo import publishers as p
+from .zoo.publisher_mutants import publisher_target
+
+HERE = "tests.test_fuzz_campaign"  # worker processes import the targets below by this name
+
+
+def _failed():
+    return FailedPublisher(lambda: RuntimeError("the failed publisher fails on purpose"))
+
+
+class CrashingSubscription(p.Subscription):
+    """Kills its process, as a segfault in an extension module would."""
+
+    def request(self, n: int) -> None:
+        if n > 2:
+            os._exit(3)
+        super().request(n)
+
+
+def _broken(n: int):
+    raise RuntimeError("this factory is broken on purpose")
+
+
+ignores_zero = publisher_target("ignores_zero", subscription=p.IgnoresNonPositiveRequest, failed=_failed)
+deadlocks = publisher_target("deadlocks", subscription=p.ReentrantRequestDeadlocks, failed=_failed)
+crashes = publisher_target("crashes", subscription=CrashingSubscription, failed=_failed)
+factory_raises = InProcessTarget(create_publisher=_broken, name="factory raises")
+
+
+def shard(target: str, **options) -> Shard:
+    return Shard(**{**dict(target=f"{HERE}:{target}", role="publisher", first_seed=0, runs=3,
+                           examples_per_run=50, steps=30, timeout_s=1.0), **options})
+
+
+def test_examples_are_cut_into_consecutive_seeded_shards():
+    shards = plan_shards("m:t", ["publisher", "subscriber"], examples=1000, time_s=None, jobs=2, base_seed=7,
+                         profile="rstck-default")
+    for role in ("publisher", "subscriber"):
+        mine = [s for s in shards if s.role == role]
+        assert len(mine) == 4  # two per job, to even out their speeds
+        assert sum(s.runs * s.examples_per_run for s in mine) >= 1000
+        assert [s.replay_saved for s in mine] == [True, False, False, False]
+    seeds = [seed for s in shards for seed in s.seeds]
+    assert seeds == list(range(7, 7 + len(seeds)))  # every run its own seed, in order
+    assert [s.index for s in shards] == list(range(len(shards)))
+
+
+def test_a_time_budget_is_shared_by_the_roles_one_shard_per_job():
+    shards = plan_shards("m:t", ["publisher", "processor"], examples=None, time_s=60, jobs=3, base_seed=0,
+                         profile="rstck-ci")
+    assert len(shards) == 6
+    assert {s.time_s for s in shards} == {30.0}
+    assert len({seed for s in shards for seed in s.seeds}) == sum(s.runs for s in shards)
+
+
+def test_a_shard_is_plain_data_and_run_shard_returns_check_rows():
+    job = shard("ignores_zero", runs=1, first_seed=1)
+    assert pickle.loads(pickle.dumps(job)) == job
+    rows = run_shard(job)
+    assert rows and {r["rule"] for r in rows} == {"3.9"}
+    row = rows[0]
+    assert set(row) == {f.name for f in dataclasses.fields(Result)}  # the row format of `rstck check`
+    assert row["verdict"] == "fail" and row["check"] == "fuzz-publisher" and row["role"] == "publisher"
+    assert row["message"].startswith("3.9 MUST: While the Subscription is not cancelled")
+    assert f"replay: rstck fuzz {HERE}:ignores_zero --role publisher --steps 30 --timeout 1 --replay " \
+           f"{row['seed']}" in row["message"]
+    seed, blob = row["seed"].split(":")
+    assert int(seed) in job.seeds and blob
+
+
+def test_a_failure_is_shrunk_to_a_short_trace_that_its_blob_replays_exactly():
+    report = run_machine(ignores_zero, "publisher", seed=0, examples=100, steps=30, profile="rstck-default",
+                         timeout_s=1.0)
+    [finding] = [f for f in report.findings if f.rule == "3.9"]
+    assert finding.shrunk and len(finding.steps) <= 3, finding.steps
+    assert "request(0)" in finding.trace or "request(-1)" in finding.trace, finding.trace
+    again = run_machine(ignores_zero, "publisher", seed=0, examples=1, steps=30, profile="rstck-default",
+                        timeout_s=1.0, blob=finding.blob)
+    assert [(f.rule, f.trace) for f in again.findings] == [("3.9", finding.trace)]
+    assert again.examples == 1
+
+
+def test_a_step_that_never_returns_is_charged_to_the_call_it_is_stuck_in():
+    started = time.monotonic()
+    report = run_machine(deadlocks, "publisher", seed=0, examples=100, steps=30, profile="rstck-default",
+                         timeout_s=0.3)
+    assert time.monotonic() - started < 5
+    assert report.hung
+    [finding] = report.findings
+    assert (finding.kind, finding.rule, finding.timed_out, finding.shrunk) == ("violation", "3.2", True, False)
+    assert "request(" in finding.expected and "had not returned after 0.3 s" in finding.observed
+    assert finding.trace and finding.steps
+
+
+def test_a_factory_that_raises_ends_the_run_with_an_error_not_a_violation():
+    report = run_machine(factory_raises, "publisher", seed=0, examples=100, steps=30, profile="rstck-default",
+                         timeout_s=1.0)
+    [finding] = report.findings
+    assert finding.kind == "error" and not finding.rule
+    assert "create_publisher(" in finding.observed and "broken on purpose" in finding.observed
+    assert not finding.shrunk and report.examples < 20  # the first example to subscribe ends the run
+
+
+def test_a_worker_that_dies_costs_an_error_row_with_its_trace_not_the_campaign():
+    progress = []
+    outcomes = run_local([shard("crashes", index=0), shard("ignores_zero", index=1, first_seed=10)], jobs=2,
+                         on_progress=lambda kind, value: progress.append(kind))
+    crashed, survived = outcomes
+    [error] = crashed.findings
+    assert error.kind == "error" and "worker process died (exit code 3)" in error.observed
+    assert "(step: " in error.trace and "(the process died here)" in error.trace
+    assert error.seed in crashed.shard.seeds
+    assert {f.rule for f in survived.findings} == {"3.9"}
+    assert "run" in progress
+
+
+def test_the_example_database_is_where_it_is_told_and_replays_saved_failures_first(tmp_path):
+    database = tmp_path / "db"
+    first = run_shard_on(ignores_zero, shard("ignores_zero", runs=1, database=str(database), replay_saved=True))
+    assert {f.rule for f in first.findings} == {"3.9"}
+    saved = list((database / "ignores_zero" / "publisher").rglob("*"))
+    assert saved, "the failure was saved under the database directory"
+    again = run_shard_on(ignores_zero, shard("ignores_zero", runs=1, first_seed=99, database=str(database),
+                                             replay_saved=True))
+    assert {f.rule for f in again.findings} == {"3.9"}
+    assert again.examples < first.examples  # the saved example comes first: no search needed
