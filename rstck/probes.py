@@ -295,6 +295,9 @@ class ProbeSubscription:
         session = self.publisher.session
         me = threading.get_ident()
         signal = session.trace.record(kind, self.name, args)
+        # The state when the call began decides 2.3/2.4: a request made before on_complete must not be
+        # charged because on_complete arrived while it was still running (or dwelling).
+        terminal, terminal_returned, silence_rule = self.terminal, self.terminal_returned, self.silence_rule
         with self._lock:
             overlapping = any(depth and thread != me for thread, depth in self._calling.items())
             self._calling[me] = self._calling.get(me, 0) + 1
@@ -309,12 +312,12 @@ class ProbeSubscription:
             if inside and inside[-1] is not self.subscriber and self.subscriber not in inside:
                 session.violate("3.1", "request/cancel called only from within its own subscriber",
                                 f"{where} was made while {session.label(inside[-1])} was being signalled")
-            if self.silence_rule:
-                session.violate(self.silence_rule, "no further call on the subscription", where)
-            elif self.terminal and not self.terminal_returned:
-                session.violate("2.3", f"no call on the subscription from within {self.terminal}", where)
-            elif self.terminal:
-                session.violate("2.4", f"the subscription considered cancelled after {self.terminal}", where)
+            if silence_rule:
+                session.violate(silence_rule, "no further call on the subscription", where)
+            elif terminal and not terminal_returned:
+                session.violate("2.3", f"no call on the subscription from within {terminal}", where)
+            elif terminal:
+                session.violate("2.4", f"the subscription considered cancelled after {terminal}", where)
         finally:
             with self._lock:
                 self._calling[me] -= 1

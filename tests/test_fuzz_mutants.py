@@ -111,7 +111,6 @@ NOT_FOUND = {
 KNOWN_GUARD_FINDINGS = {
     "executor_delivery": {"1.3"},  # request(0) inside on_subscribe: on_error from the pool overlaps it
     "shuts_down_after_cancel": {"1.9"},  # subscribe(None) once shut down raises AttributeError
-    "asynchronous_requests": {"2.4"},  # the kit's 2.4 check reads `terminal` after its dwell (probes.py)
 }
 
 ZOO_CASES = {case.name: case for case in MUTANTS + GUARDS + SUBSCRIBER_MUTANTS + SUBSCRIBER_GUARDS

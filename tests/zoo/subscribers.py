@@ -81,12 +81,25 @@ class CancelsAfterThree(Subscriber):
 
 
 class AsynchronousRequests(Subscriber):
-    """Guard (must pass): requests lazily, from the target's executor, one batch at a time."""
+    """Guard (must pass): requests lazily, from the target's executor, one batch at a time. A queued
+    request that finds the stream ended is dropped (2.4); the lock makes "ended?" and the call one step."""
+
+    def __init__(self, observer=None, **resources):
+        super().__init__(observer, **resources)
+        self.lock = threading.Lock()
 
     def ask(self) -> None:
         self.outstanding += self.batch
-        subscription = self.subscription
-        self.resources["executor"].submit(subscription.request, self.batch)
+        self.resources["executor"].submit(self.request_unless_ended, self.subscription, self.batch)
+
+    def request_unless_ended(self, subscription, n: int) -> None:
+        with self.lock:
+            if not self.done:
+                subscription.request(n)
+
+    def finish(self) -> None:
+        with self.lock:
+            super().finish()
 
 
 # --- mutants: one defect each -------------------------------------------------------
