@@ -6,9 +6,7 @@ fails its check by deadline instead of hanging the run.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import logging
 import textwrap
 import threading
 import time
@@ -17,16 +15,10 @@ from typing import Any
 
 from .rules import Check
 from .rules.catalog import load_catalog
-from .settle import DEFAULT_DEADLINE_S, SettleTimeout
+from .settle import DEFAULT_DEADLINE_S, SettleTimeout, hang_grace
+from .signals import logs_into
 from .target import Session, Target
 from .verdict import LEVEL_VERDICTS, BadInput, NotApplicable, RuleViolation, TargetError, Unsupported, Verdict
-
-# How much longer than its deadline a check thread may take before it counts as hung (a
-# fraction of the deadline, at most a second): settle() itself gives up at the deadline, so
-# only a call that never returns needs it.
-def _hang_grace(timeout_s: float) -> float:
-    return min(1.0, timeout_s / 4)
-
 
 @dataclasses.dataclass
 class Result:
@@ -84,9 +76,9 @@ def run_check(check: Check, target: Target, *, timeout_s: float = DEFAULT_DEADLI
             raised.append(exc)
 
     worker = threading.Thread(target=body, name=f"rstck-check-{check.rule}", daemon=True)
-    with _logs_into(session.trace):
+    with logs_into(lambda: session.trace):
         worker.start()
-        worker.join(timeout_s + _hang_grace(timeout_s))
+        worker.join(timeout_s + hang_grace(timeout_s))
     result.duration_s = round(time.monotonic() - started, 6)
     if worker.is_alive():
         _judge_hang(result, session, timeout_s)
@@ -98,28 +90,6 @@ def run_check(check: Check, target: Target, *, timeout_s: float = DEFAULT_DEADLI
     if result.verdict not in (Verdict.PASS,) and result.trace:
         result.message = f"{result.message}\n  trace:\n{textwrap.indent(result.trace, '  ')}"
     return result
-
-
-class _TraceLogHandler(logging.Handler):
-    def __init__(self, trace) -> None:
-        super().__init__(logging.WARNING)
-        self.trace = trace
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.trace.note(f"log {record.levelname} {record.name}: {record.getMessage()}")
-
-
-@contextlib.contextmanager
-def _logs_into(trace):
-    """What the implementation logs during a check (e.g. the 2.13 error condition) becomes part of the
-    trace, instead of interleaving with the kit's output."""
-    handler = _TraceLogHandler(trace)
-    root = logging.getLogger()
-    root.addHandler(handler)
-    try:
-        yield
-    finally:
-        root.removeHandler(handler)
 
 
 def _judge(result: Result, session: Session, exc: BaseException | None) -> None:

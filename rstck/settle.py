@@ -26,6 +26,13 @@ RESPONSIVENESS_BOUND_S = 0.25
 DEFAULT_TIMER_HORIZON_S = 1.0
 
 
+def hang_grace(timeout_s: float) -> float:
+    """How much longer than its deadline a call may take before it counts as hung: a fraction of the
+    deadline, at most a second (settle itself gives up at the deadline; only a call that never
+    returns needs the grace)."""
+    return min(1.0, timeout_s / 4)
+
+
 class SettleTimeout(Exception):
     """The target was still busy when the deadline came."""
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import logging
 import reprlib
 import threading
 import time
@@ -139,3 +141,27 @@ def _row(signal: Signal, name_threads: bool) -> str:
     if name_threads and signal.kind not in ("note", "violation"):
         text = f"{text}  [{signal.thread}]"
     return f"{signal.seq:>5}  {text}"
+
+
+class _TraceLogHandler(logging.Handler):
+    def __init__(self, trace_of) -> None:
+        super().__init__(logging.WARNING)
+        self.trace_of = trace_of
+
+    def emit(self, record: logging.LogRecord) -> None:
+        trace = self.trace_of()
+        if trace is not None:
+            trace.note(f"log {record.levelname} {record.name}: {record.getMessage()}")
+
+
+@contextlib.contextmanager
+def logs_into(trace_of):
+    """What the implementation logs meanwhile (e.g. the 2.13 error condition) becomes a note in the trace
+    that `trace_of()` names at that moment, instead of interleaving with the kit's output."""
+    handler = _TraceLogHandler(trace_of)
+    root = logging.getLogger()
+    root.addHandler(handler)
+    try:
+        yield
+    finally:
+        root.removeHandler(handler)

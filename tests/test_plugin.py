@@ -15,7 +15,7 @@ from .zoo import cli_targets  # noqa: F401  (imported once, so inner runs reuse 
 REFERENCE = "rstck.reference.targets:sync_publisher"
 MUTANT = "tests.zoo.cli_targets:excess_on_next"
 
-VERIFICATION_MODULE = f"""
+VERIFICATION_MODULE = """
 import rstck
 from rstck.reference.targets import sync_publisher
 

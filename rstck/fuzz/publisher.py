@@ -255,7 +255,7 @@ class PublisherMachine(FuzzMachine):
                                      f"{repeated.name} was subscribed twice and never got on_subscribe")
 
     def _check_settled(self, watch: Watch) -> None:
-        probe, session = watch.probe, self.session
+        probe = watch.probe
         if probe.subscription is None:
             return
         if watch.range_error_due:

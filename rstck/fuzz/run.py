@@ -9,9 +9,7 @@ violated, shrunk, with its trace and the blob that replays it.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import logging
 import re
 import threading
 import time
@@ -23,6 +21,8 @@ from hypothesis.database import ExampleDatabase
 from hypothesis.errors import DidNotReproduce
 from hypothesis.stateful import run_state_machine_as_test
 
+from ..settle import hang_grace
+from ..signals import logs_into
 from ..target import Target
 from ..verdict import BadInput
 from .machine import AbortRun, FuzzMachine, FuzzViolation, RunContext
@@ -107,7 +107,7 @@ def run_machine(target: Target, role: str, *, seed: int, examples: int, steps: i
 
     started = time.monotonic()
     worker = threading.Thread(target=body, name=f"rstck-fuzz-{role}-{seed}", daemon=True)
-    with _logs_into(context):
+    with logs_into(lambda: context.session.trace if context.session is not None else None):
         worker.start()
         hang = _watch(worker, context, role, seed, timeout_s, progress)
     report = RunReport(seed=seed, examples=context.examples, steps=context.steps,
@@ -130,7 +130,7 @@ def _watch(worker: threading.Thread, context: RunContext, role: str, seed: int, 
            progress: Progress | None) -> Finding | None:
     """Wait for the run, reporting progress; a hang if a step outlives its deadline."""
     reported = [0, 0]
-    grace = min(1.0, timeout_s / 4)
+    grace = hang_grace(timeout_s)
     while True:
         worker.join(WATCH_TICK_S)
         if progress is not None:
@@ -142,30 +142,6 @@ def _watch(worker: threading.Thread, context: RunContext, role: str, seed: int, 
         if began is not None and time.monotonic() - began > timeout_s + grace:
             return _hang(context, role, seed, timeout_s)
     return None
-
-
-class _TraceLogHandler(logging.Handler):
-    def __init__(self, context: RunContext) -> None:
-        super().__init__(logging.WARNING)
-        self.context = context
-
-    def emit(self, record: logging.LogRecord) -> None:
-        session = self.context.session
-        if session is not None:
-            session.trace.note(f"log {record.levelname} {record.name}: {record.getMessage()}")
-
-
-@contextlib.contextmanager
-def _logs_into(context: RunContext):
-    """What the implementation logs (e.g. the 2.13 error condition) goes into the example's trace,
-    as with `rstck check`, instead of thousands of times onto the terminal."""
-    handler = _TraceLogHandler(context)
-    root = logging.getLogger()
-    root.addHandler(handler)
-    try:
-        yield
-    finally:
-        root.removeHandler(handler)
 
 
 def _judge(exc: BaseException, report: RunReport, role: str, seed: int) -> None:
