@@ -15,6 +15,7 @@ subscribe_raises = _MUTANT_TARGETS["subscribe_raises"]  # fails 1.9
 no_on_subscribe = _MUTANT_TARGETS["no_on_subscribe"]  # fails 1.9
 pumps_cancelled_subscribers = _MUTANT_TARGETS["pumps_cancelled_subscribers"]  # signals after cancel: 1.8, 3.13
 unhelpful_request_error = _MUTANT_TARGETS["unhelpful_request_error"]  # warns 3.9.message only
+unserialized_executor_delivery = _MUTANT_TARGETS["unserialized_executor_delivery"]  # fails 1.3
 
 
 def _broken_factory(n: int):
@@ -35,3 +36,31 @@ def _counted_publisher(n: int):
 
 
 counting = InProcessTarget(create_publisher=_counted_publisher, name="counting")
+
+cancel_raises = _MUTANT_TARGETS["cancel_raises"]  # fails 3.15, also while checking 3.5
+
+
+class _ClampsDemandAskedInOnSubscribe(p.Subscription):
+    """3.8: a fast path for demand signalled from inside on_subscribe keeps only one element of it."""
+
+    def request(self, n: int) -> None:
+        if getattr(self, "in_on_subscribe", False) and n > 1:
+            n = 1
+        super().request(n)
+
+
+class _ClampingPublisher(p.Publisher):
+    subscription = _ClampsDemandAskedInOnSubscribe
+
+    def accept(self, subscriber):
+        subscription = self.subscription(self, subscriber, self.source())
+        subscription.in_on_subscribe = True
+        subscriber.on_subscribe(subscription)
+        subscription.in_on_subscribe = False
+        subscription.started()
+        return subscription
+
+
+# Passes every rule check; only fuzzing (request(n > 1) from inside on_subscribe) finds it.
+clamps_demand_asked_in_on_subscribe = InProcessTarget(create_publisher=_ClampingPublisher,
+                                                      name="clamps demand asked in on_subscribe")
