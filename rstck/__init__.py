@@ -1,7 +1,8 @@
 """rstck: a conformance test kit and fuzzing harness for Reactive Streams."""
 
+from .adapters.inprocess import InProcessTarget
 from .rules import rule
-from .target import InProcessTarget, Profile, Target
+from .target import Profile, Target
 from .verdict import NotApplicable, RuleViolation, Unsupported, Verdict
 from .verification import (ProcessorVerification, PublisherVerification, SubscriberVerification,
                            Verification)

@@ -6,7 +6,8 @@ import dataclasses
 
 from .rules import UNTESTED, Check, all_checks
 from .rules.catalog import Item, load_catalog
-from .target import ProcessorAsPublisher, ProcessorAsSubscriber, Target
+from .target import Target
+from .views import ProcessorAsPublisher, ProcessorAsSubscriber
 
 SUBJECTS = ("publisher", "subscriber", "processor")
 

@@ -45,10 +45,6 @@ class CheckFailed(Exception):
     """A check's verdict is fail (or warn under --rstck-strict); the message is the evidence."""
 
 
-class CheckError(Exception):
-    """The check could not run (verdict `error`): not counted against the implementation."""
-
-
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("rstck", "Reactive Streams conformance (rstck)")
     group.addoption("--rstck-target", action="append", default=[], metavar="MODULE:ATTR",
@@ -151,8 +147,8 @@ class CheckItem(pytest.Item):
         if results_file is not None:
             results_file.write(result)
         self.user_properties.append(("rstck_verdict", result.verdict.value))
-        if result.verdict is Verdict.ERROR:
-            raise CheckError(result.message)
+        if result.verdict is Verdict.ERROR:  # an error in setup, shown as the message alone: no pytest frames
+            pytest.fail(result.message, pytrace=False)
 
     def runtest(self) -> None:
         result = self.result
@@ -167,7 +163,7 @@ class CheckItem(pytest.Item):
             pytest.skip(f"{result.verdict.value}: {result.reason}")
 
     def repr_failure(self, excinfo, style=None):
-        if isinstance(excinfo.value, (CheckFailed, CheckError)):
+        if isinstance(excinfo.value, CheckFailed):
             return str(excinfo.value)
         return super().repr_failure(excinfo, style)
 

@@ -1,14 +1,17 @@
-"""Kit-side instrumented ends: the probe subscriber that watches a publisher under test.
+"""Kit-side instrumented ends: the probe subscriber that watches a publisher under test, and the
+probe publisher that drives a subscriber under test.
 
-A probe is a well-behaved subscriber (it obeys the 2.x rules itself) that records
-every call into the trace and monitors the publisher's rules as signals arrive. A
-monitor never raises into the publisher: it records the violation with the id of
-the rule it breaks, and the session raises it on the check's own thread at the next
-settle or expectation.
+A probe is a well-behaved peer: it obeys the rules of its role itself (its own calls are
+serial, it never asks for more after a terminal signal, it never signals beyond demand), and
+what it would do against them is recorded as a fault of the kit, never charged to the target.
+It records every call into the trace and monitors the other side's rules as signals arrive. A
+monitor never raises into the implementation: it records the violation with the id of the rule
+it breaks, and the session raises it on the check's own thread at the next settle or expectation.
 """
 
 from __future__ import annotations
 
+import collections
 import threading
 import time
 from typing import Any, Callable
@@ -20,6 +23,63 @@ Reaction = Callable[..., None]
 _NOTHING = object()
 
 
+class OnPurpose(RuntimeError):
+    """What a kit subscriber raises from on_next on purpose, to see the publisher's half of 2.13."""
+
+
+class SerialCalls:
+    """Runs calls one at a time, never holding a lock of the kit's while the implementation runs.
+
+    A call nested inside the running one (same thread) runs at once, as a re-entrant call may. A call
+    made while another thread's call is running waits for it, briefly: the call under way normally
+    returns at once (it only hands demand over). If it does not (it waits for the very thread that
+    wants to call), the new call is queued and that thread runs it once its own call returns. So the
+    kit's calls on one subscription, or its signals to one subscriber, never overlap (2.7, 1.3), and
+    the kit never deadlocks an implementation.
+    """
+
+    WAIT_S = 0.1
+
+    def __init__(self) -> None:
+        self._free = threading.Condition()
+        self._queue: collections.deque[Callable[[], None]] = collections.deque()
+        self._owner: int | None = None
+
+    def run(self, call: Callable[[], None]) -> bool:
+        """Run `call` now, or queue it; False if it was queued for the running thread."""
+        me = threading.get_ident()
+        with self._free:
+            if self._owner not in (None, me):
+                self._free.wait_for(lambda: self._owner is None, timeout=self.WAIT_S)
+            if self._owner not in (None, me):
+                self._queue.append(call)
+                return False
+            nested, self._owner = self._owner == me, me
+        if nested:
+            call()
+            return True
+        try:
+            call()
+            self._run_queued()
+        finally:
+            with self._free:
+                self._owner = None
+                leftover = list(self._queue)  # queued after the last look, or left by an exception
+                self._queue.clear()
+                self._free.notify_all()
+            for queued in leftover:
+                self.run(queued)
+        return True
+
+    def _run_queued(self) -> None:
+        while True:
+            with self._free:
+                if not self._queue:
+                    return
+                queued = self._queue.popleft()
+            queued()
+
+
 class ProbeSubscriber:
     """Subscribes to a publisher under test, requests when told, and records what arrives.
 
@@ -27,11 +87,11 @@ class ProbeSubscriber:
     way to exercise request-from-within-on_next (3.2, 3.3) or cancel mid-stream.
     `dwell_s` holds each signal that arrives on a foreign thread for that long, so that
     an overlapping call from another thread (1.3) has the chance to show itself.
+    `fail_on_next` makes the first on_next raise the session's on-purpose error (2.13).
     """
 
     def __init__(self, session: Any, name: str, *, on_subscribe: Reaction | None = None,
-                 on_next: Reaction | None = None, dwell_s: float = 0.0,
-                 raise_in_on_next: BaseException | None = None):
+                 on_next: Reaction | None = None, dwell_s: float = 0.0, fail_on_next: bool = False):
         self._session = session
         self.trace = session.trace
         self.name = name
@@ -43,16 +103,19 @@ class ProbeSubscriber:
         self.errors: list[BaseException] = []
         self.requested = 0  # demand signalled while the subscription was live
         self.cancelled = False
+        self.cancelled_at: int | None = None  # elements received when the first cancel was made
         self.cancel_settled = False
         self.silence_rule: str | None = None
-        self.calls_after_terminal = 0  # request/cancel made after on_complete/on_error (1.6)
+        self.calls_after_terminal = 0  # cancels made after on_complete/on_error (1.6)
         self.max_depth = 0  # deepest nesting of on_next within on_next on one thread
         self.reactions = {"on_subscribe": on_subscribe, "on_next": on_next}
         self.dwell_s = dwell_s
-        self.raise_in_on_next = raise_in_on_next  # break 2.13 once, on purpose (the publisher's half of 2.13)
+        self.fail_on_next = fail_on_next
+        self.failed_on_purpose = False
         self.last_request_s = 0.0  # duration of the last request, less time spent in this probe
+        self._calls = SerialCalls()
         self._lock = threading.Lock()
-        self._inside: dict[int, int] = {}  # thread id -> nesting of on_* calls on that thread
+        self._inside: dict[int, list[Signal]] = {}  # thread id -> the on_* calls in progress on it
         self._on_next_depth: dict[int, int] = {}
         self._callback_ns = threading.local()
 
@@ -82,8 +145,8 @@ class ProbeSubscriber:
             shown = args
         signal = self.trace.record(kind, self.name, shown)
         with self._lock:
-            others = [t for t, depth in self._inside.items() if depth and t != me]
-            self._inside[me] = self._inside.get(me, 0) + 1
+            others = [stack[-1] for thread, stack in self._inside.items() if stack and thread != me]
+            self._inside.setdefault(me, []).append(signal)
             if kind == "on_next":
                 depth = self._on_next_depth.get(me, 0) + 1
                 self._on_next_depth[me] = depth
@@ -91,9 +154,10 @@ class ProbeSubscriber:
         self.trace.enter()
         try:
             if others:
+                other = others[0]
                 self._violate("1.3", "signals to a subscriber to be serial (not overlapping)",
-                              f"#{signal.seq} {kind} began on {signal.thread} while another signal "
-                              "was still running on a different thread")
+                              f"#{signal.seq} {signal.call_text()} began on {signal.thread} while "
+                              f"#{other.seq} {other.call_text()} was still running on {other.thread}")
             if null_argument:
                 signal.outcome = "raised TypeError (2.13: null argument)"
                 raise TypeError(f"{self.name}.{kind}: argument must not be None (rule 2.13)")
@@ -103,15 +167,17 @@ class ProbeSubscriber:
             reaction = self.reactions.get(kind)
             if reaction is not None:
                 self._session.run_reaction(reaction, self, *args)
-            if kind == "on_next" and self.raise_in_on_next is not None and not self.silence_rule:
+            if kind == "on_next" and self.fail_on_next and not self.failed_on_purpose:
+                self.failed_on_purpose = True
                 self.silence("2.13")  # from now on the subscription counts as cancelled, by both sides
                 self.cancelled = True
-                signal.outcome = f"raised {show(self.raise_in_on_next)} (on purpose)"
-                raise self.raise_in_on_next
+                error = self._session.on_purpose
+                signal.outcome = f"raised {show(error)} (on purpose)"
+                raise error
         finally:
             self.trace.leave()
             with self._lock:
-                self._inside[me] -= 1
+                self._inside[me].pop()
                 if kind == "on_next":
                     self._on_next_depth[me] -= 1
             spent = getattr(self._callback_ns, "value", 0)
@@ -143,7 +209,7 @@ class ProbeSubscriber:
         elif self.cancel_settled:
             self._violate("1.8", "no signal once cancel has taken effect", f"{where} after cancel had settled")
         elif kind == "on_next" and len(self.elements) + 1 > self.requested:
-            self._violate("1.1", f"at most {self.requested} on_next (the total requested)",
+            self._violate("1.1", f"at most {show(self.requested)} on_next (the total requested)",
                           f"{where} is on_next number {len(self.elements) + 1}")
         if kind == "on_next":
             self.elements.append(args[0])
@@ -159,11 +225,15 @@ class ProbeSubscriber:
         if self.subscription is None:
             self._no_subscription("request")
             return
-        if self.terminated:
-            self.calls_after_terminal += 1
-        elif n > 0 and not self.cancelled:
+        self._calls.run(lambda: self._request_now(n, rule_if_raises))
+
+    def _request_now(self, n: int, rule_if_raises: str | None) -> None:
+        if self.terminated:  # a probe asks for nothing once its stream has ended, as 2.4 asks of subscribers
+            self.trace.note(f"{self.name} does not request({show(n)}): its stream has ended ({self._terminal_text()})")
+            return
+        if isinstance(n, int) and n > 0 and not self.cancelled:
             self.requested += n
-        reentrant = self._inside.get(threading.get_ident(), 0) > 0
+        reentrant = bool(self._inside.get(threading.get_ident()))
         rule = rule_if_raises or ("3.2" if reentrant else "3.16")
         before = getattr(self._callback_ns, "value", 0)
         started = time.perf_counter_ns()
@@ -172,12 +242,19 @@ class ProbeSubscriber:
         self.last_request_s = max(0, time.perf_counter_ns() - started - spent_in_probe) / 1e9
 
     def cancel(self, *, rule_if_raises: str = "3.15") -> None:
+        """Cancel; also allowed after a terminal signal, where it must be a NOP (1.6)."""
         if self.subscription is None:
             self._no_subscription("cancel")
             return
+        self._calls.run(lambda: self._cancel_now(rule_if_raises))
+
+    def _cancel_now(self, rule_if_raises: str) -> None:
+        if not self.cancelled:
+            self.cancelled_at = len(self.elements)
         self.cancelled = True
         self.calls_after_terminal += self.terminated
-        self._session.call(self.subscription, "cancel", (), actor=self.subscription_name, rule_if_raises=rule_if_raises)
+        self._session.call(self.subscription, "cancel", (), actor=self.subscription_name,
+                           rule_if_raises=rule_if_raises)
 
     def _no_subscription(self, call: str) -> None:
         if not self._session.violations:  # once is evidence enough
@@ -205,7 +282,7 @@ class ProbeSubscriber:
 
     def _fail(self, rule: str, expected: str, observed: str) -> None:
         self._session.raise_pending()
-        raise RuleViolation(rule, expected, observed)
+        raise RuleViolation(rule, expected, observed + self._session.quiet_note())
 
     def observed(self) -> str:
         parts = [f"{len(self.elements)} on_next"]
@@ -222,8 +299,13 @@ class ProbeSubscriber:
             self._fail(rule, "on_subscribe", "no on_subscribe arrived")
 
     def expect_elements(self, count: int, rule: str) -> None:
+        """Exactly `count` elements; more than that within demand breaks the target's contract, not `rule`."""
         self.expect_subscribed()
-        if len(self.elements) != count:
+        got = len(self.elements)
+        if got > count:
+            self._session.raise_pending()
+            self._session.contract_deviation(f"{count} elements", f"{self.name} received {got} on_next")
+        if got != count:
             self._fail(rule, f"{count} on_next", self.observed())
 
     def expect_complete(self, rule: str = "1.5") -> None:
@@ -250,18 +332,21 @@ class ProbeSubscription:
     """The subscription the kit's probe publisher hands to a subscriber under test.
 
     It records every request/cancel and monitors the subscriber's rules on each call:
-    2.3 (no call from inside on_complete/on_error), 2.4 (none after them), 2.7 (calls
-    serial across threads) and 3.1 (called only from its own subscriber's context).
+    2.3 (no call from inside on_complete/on_error), 2.4 (no request once they have returned),
+    2.7 (calls serial across threads) and 3.1 (called only from its own subscriber's context).
     """
 
     def __init__(self, publisher: "ProbePublisher", subscriber: Any, name: str):
         self.publisher = publisher
         self.subscriber = subscriber
         self.name = name
-        self.requests: list[int] = []
+        self.requests: list[Any] = []
         self.requested = 0  # positive demand received while live
         self.delivered = 0
+        self.delivered_after_cancel = 0  # on_next sent after the subscriber's cancel (2.8)
         self.cancels = 0
+        self.cancel_settled = False
+        self.announced = False  # on_subscribe sent
         self.terminal: str | None = None  # "on_complete" / "on_error" once sent
         self.terminal_returned = False
         self.silence_rule: str | None = None
@@ -282,7 +367,7 @@ class ProbeSubscription:
     def request(self, n: int) -> None:
         self._called("request", (n,))
         if self.terminal is None and not self.cancelled:
-            if isinstance(n, int) and n > 0:
+            if isinstance(n, int) and not isinstance(n, bool) and n > 0:
                 self.requested += n
             self.requests.append(n)
         self.publisher._on_request(self, n)
@@ -298,6 +383,7 @@ class ProbeSubscription:
         # The state when the call began decides 2.3/2.4: a request made before on_complete must not be
         # charged because on_complete arrived while it was still running (or dwelling).
         terminal, terminal_returned, silence_rule = self.terminal, self.terminal_returned, self.silence_rule
+        inside = session.signals_in_progress()
         with self._lock:
             overlapping = any(depth and thread != me for thread, depth in self._calling.items())
             self._calling[me] = self._calling.get(me, 0) + 1
@@ -308,16 +394,17 @@ class ProbeSubscription:
                                 f"{where} began on {signal.thread} while another call was still running")
             if self.publisher.dwell_s and threading.current_thread() is not session.check_thread:
                 time.sleep(self.publisher.dwell_s)  # widen the window in which an overlap can show
-            inside = session.signalled_subscribers()
-            if inside and inside[-1] is not self.subscriber and self.subscriber not in inside:
+            if inside and inside[-1][0] is not self.subscriber and all(s is not self.subscriber for s, _ in inside):
                 session.violate("3.1", "request/cancel called only from within its own subscriber",
-                                f"{where} was made while {session.label(inside[-1])} was being signalled")
+                                f"{where} was made while {session.label(inside[-1][0])} was being signalled")
+            in_terminal = [k for s, k in inside if s is self.subscriber and k in ("on_complete", "on_error")]
             if silence_rule:
                 session.violate(silence_rule, "no further call on the subscription", where)
-            elif terminal and not terminal_returned:
-                session.violate("2.3", f"no call on the subscription from within {terminal}", where)
-            elif terminal:
-                session.violate("2.4", f"the subscription considered cancelled after {terminal}", where)
+            elif in_terminal:
+                session.violate("2.3", f"no call on the subscription from within {in_terminal[-1]}", where)
+            elif terminal and terminal_returned and kind == "request":
+                session.violate("2.4", f"the subscription considered cancelled after {terminal}: no request",
+                                where)
         finally:
             with self._lock:
                 self._calling[me] -= 1
@@ -328,22 +415,26 @@ class ProbePublisher:
     """The kit as publisher, driving a subscriber (or a processor's upstream side) under test.
 
     In manual mode (`elements=None`) a check sends each signal itself. Given `elements`, it
-    is a well-behaved source: it serves demand from them synchronously inside `request`
-    (trampolined, depth one), completes when they run out, or signals `fail_with` after
-    them. Either way it answers a non-positive request with on_error (3.9).
+    is a well-behaved source: it serves demand from them inside `request` (trampolined, depth
+    one), reads one element ahead so that it completes when they run out even without demand,
+    or signals `fail_with` after them. Either way it answers a non-positive request with
+    on_error (3.9). Its signals to one subscriber never overlap, and it checks each against
+    the publisher rules before sending: what would break one is a fault of the kit.
     """
 
     def __init__(self, session: Any, name: str, *, elements: Any = None,
-                 fail_with: BaseException | None = None, dwell_s: float = 0.0):
+                 fail_with: BaseException | None = None, dwell_s: float = 0.0, second_subscription: bool = False):
         self.session = session
         self.name = name
         self.subscriptions: list[ProbeSubscription] = []
         self.dwell_s = dwell_s
-        self._elements = iter(elements) if elements is not None else None
+        self.second_subscription = second_subscription  # the 2.5 premise: a subscriber already subscribed
+        self._source = iter(elements) if elements is not None else None
+        self._ahead: Any = _NOTHING
+        self._exhausted = self._source is None
         self._fail_with = fail_with
-        self._ended = self._elements is not None and self._peek_end()
-        self._draining = threading.local()
-        self._serial = threading.RLock()
+        self._signals = SerialCalls()
+        self._draining = False
 
     def __repr__(self) -> str:
         return self.name
@@ -357,102 +448,143 @@ class ProbePublisher:
         session = self.session
         if subscriber is None:
             raise TypeError(f"{self.name}.subscribe: subscriber must not be None (rule 1.9)")
-        inside = session.signalled_subscribers()
-        for sub in self.subscriptions:
-            if sub.terminal and not sub.terminal_returned and sub.subscriber in inside:
-                session.violate("2.3", f"no call on the publisher from within {sub.terminal}",
-                                f"{session.label(subscriber)} subscribed from within {sub.terminal}")
+        for kind in (k for s, k in session.signals_in_progress() if k in ("on_complete", "on_error")):
+            session.violate("2.3", f"no call on the publisher from within {kind}",
+                            f"{session.label(subscriber)} subscribed from within {kind}")
+        session.kit_subscribes(self, subscriber)
         subscription = ProbeSubscription(self, subscriber, session.fresh_name("sub"))
         self.subscriptions.append(subscription)
-        self._signal(subscription, "on_subscribe", subscription)
-        if self._ended:
-            self._end(subscription)  # nothing to deliver: end at once, demand or not (2.9, 2.10)
+        session.kit_subscriptions.append(subscription)
+        self._signals.run(lambda: self._announce(subscription))
+
+    def _announce(self, sub: ProbeSubscription) -> None:
+        self._emit(sub, "on_subscribe", sub)
+        if self._source is not None:
+            self._drain(sub)  # an empty or failed source ends at once, demand or not (2.9, 2.10)
 
     # -- what checks send ----------------------------------------------------------------
 
     def send_next(self, item: Any, *, subscription: ProbeSubscription | None = None,
                   rule_if_raises: str = "2.13") -> None:
         sub = subscription or self.subscription
-        if sub.requested <= sub.delivered:  # after a cancel, demand still pending may be served (2.8)
-            raise AssertionError(f"kit error: {self.name} would send on_next beyond {sub.name}'s demand")
-        sub.delivered += 1
-        self._signal(sub, "on_next", item, rule_if_raises=rule_if_raises)
+        self._signals.run(lambda: self._emit(sub, "on_next", item, rule_if_raises=rule_if_raises))
 
     def send_available(self, items: Any, *, subscription: ProbeSubscription | None = None,
-                       limit: int | None = None) -> int:
-        """Send as many of `items` as the subscriber has demand for (at most `limit`); returns how many."""
+                       limit: int | None = None, after_cancel: int = 0) -> int:
+        """Send as many of `items` as the subscriber has demand for (at most `limit`), and after its
+        cancel at most `after_cancel` more (2.8: demand pending may still be served); how many went."""
         sub = subscription or self.subscription
         items = iter(items)
-        sent = 0
+        sent = sent_after_cancel = 0
         while sub.requested > sub.delivered and (limit is None or sent < limit) and not sub.terminal:
+            if sub.cancelled:
+                if sent_after_cancel >= after_cancel or sub.cancel_settled:
+                    break
+                sent_after_cancel += 1
             item = next(items, _NOTHING)
             if item is _NOTHING:
                 break
-            self.send_next(item, subscription=sub)
+            self.send_next(item, subscription=sub, rule_if_raises="2.8" if sub.cancelled else "2.13")
             sent += 1
         return sent
 
     def send_complete(self, *, subscription: ProbeSubscription | None = None, rule_if_raises: str = "2.13") -> None:
-        self._terminate(subscription or self.subscription, "on_complete", rule_if_raises=rule_if_raises)
+        sub = subscription or self.subscription
+        self._signals.run(lambda: self._terminate(sub, "on_complete", rule_if_raises=rule_if_raises))
 
     def send_error(self, error: BaseException, *, subscription: ProbeSubscription | None = None,
                    rule_if_raises: str = "2.13") -> None:
-        self._terminate(subscription or self.subscription, "on_error", error, rule_if_raises=rule_if_raises)
+        sub = subscription or self.subscription
+        self._signals.run(lambda: self._terminate(sub, "on_error", error, rule_if_raises=rule_if_raises))
+
+    def can_signal(self, sub: ProbeSubscription | None = None) -> bool:
+        """Whether a terminal signal may still be sent: not after one, nor once a cancel has settled."""
+        sub = sub or self.subscription
+        return sub.terminal is None and not sub.cancel_settled
 
     # -- internals --------------------------------------------------------------------------
 
     def _terminate(self, sub: ProbeSubscription, kind: str, *args: Any, rule_if_raises: str = "2.13") -> None:
+        if not self._lawful(sub, kind):
+            return
         sub.terminal = kind
         try:
-            self._signal(sub, kind, *args, rule_if_raises=rule_if_raises)
+            self._send(sub, kind, *args, rule_if_raises=rule_if_raises)
         finally:
             sub.terminal_returned = True
 
-    def _signal(self, sub: ProbeSubscription, kind: str, *args: Any, rule_if_raises: str = "2.13") -> None:
+    def _emit(self, sub: ProbeSubscription, kind: str, *args: Any, rule_if_raises: str = "2.13") -> None:
+        if not self._lawful(sub, kind):
+            return
+        if kind == "on_subscribe":
+            sub.announced = True
+        elif kind == "on_next":
+            sub.delivered += 1
+            sub.delivered_after_cancel += sub.cancelled
+        self._send(sub, kind, *args, rule_if_raises=rule_if_raises)
+
+    def _lawful(self, sub: ProbeSubscription, kind: str) -> bool:
+        """The publisher rules, applied to the kit's own signal; a breach is the kit's fault, not sent."""
+        session, to = self.session, f"{self.name} -> {sub.name}"
+        if kind == "on_subscribe" and sub.announced:
+            return session.kit_fault("2.12", "on_subscribe at most once", f"{to}: a second on_subscribe")
+        if kind != "on_subscribe" and not sub.announced:
+            return session.kit_fault("1.9", "on_subscribe first", f"{to}: {kind} before on_subscribe")
+        if sub.terminal is not None:
+            return session.kit_fault("1.7", "nothing after a terminal signal", f"{to}: {kind} after {sub.terminal}")
+        if sub.cancel_settled:
+            return session.kit_fault("1.8", "nothing once a cancel has taken effect", f"{to}: {kind} after cancel")
+        if kind == "on_next" and sub.delivered >= sub.requested:
+            return session.kit_fault("1.1", "on_next only against demand",
+                                     f"{to}: on_next number {sub.delivered + 1} of {sub.requested} requested")
+        return True
+
+    def _send(self, sub: ProbeSubscription, kind: str, *args: Any, rule_if_raises: str) -> None:
         session = self.session
-        with session.signalling(sub.subscriber):
+        with session.signalling(sub.subscriber, kind):
             session.call(sub.subscriber, kind, args, actor=session.label(sub.subscriber),
                          rule_if_raises=rule_if_raises, rule_if_hangs="async.non-blocking")
 
-    def _peek_end(self) -> bool:
-        try:
-            self._lookahead = next(self._elements)
-            return False
-        except StopIteration:
-            return True
-
-    def _end(self, sub: ProbeSubscription) -> None:
-        if self._fail_with is not None:
-            self._terminate(sub, "on_error", self._fail_with)
-        else:
-            self._terminate(sub, "on_complete")
-
-    def _on_request(self, sub: ProbeSubscription, n: int) -> None:
+    def _on_request(self, sub: ProbeSubscription, n: Any) -> None:
         if sub.terminal or sub.cancelled:
-            return
-        if not (isinstance(n, int) and n > 0):
-            self._terminate(sub, "on_error", ValueError(f"3.9: non-positive request signals are illegal, got {n!r}"))
-            return
-        if self._elements is None:
-            return
-        if getattr(self._draining, "active", False):
-            return  # trampoline: the outer delivery loop serves this demand
-        with self._serial:
-            self._draining.active = True
-            try:
-                while not sub.terminal and not sub.cancelled and sub.requested > sub.delivered:
-                    self.send_next(self._lookahead, subscription=sub)
-                    self._ended = self._peek_end()
-                    if self._ended:
-                        self._end(sub)
-            finally:
-                self._draining.active = False
+            return  # 3.6: a NOP
+        if not (isinstance(n, int) and not isinstance(n, bool) and n > 0):
+            error = ValueError(f"3.9: non-positive request signals are illegal, got {show(n)}")
+            self._signals.run(lambda: self._terminate(sub, "on_error", error))
+        elif self._source is not None:
+            self._signals.run(lambda: self._drain(sub))
+
+    def _drain(self, sub: ProbeSubscription) -> None:
+        """Serve the demand from the elements; end once they run out. Runs serialised (SerialCalls)."""
+        if self._draining:
+            return  # trampoline: a request from inside on_next only adds demand; this loop serves it
+        self._draining = True
+        try:
+            while sub.terminal is None and not sub.cancelled:
+                if self._peek_end():
+                    if self._fail_with is not None:
+                        self._terminate(sub, "on_error", self._fail_with)
+                    else:
+                        self._terminate(sub, "on_complete")
+                    return
+                if sub.requested <= sub.delivered:
+                    return
+                item, self._ahead = self._ahead, _NOTHING
+                self._emit(sub, "on_next", item)
+        finally:
+            self._draining = False
+
+    def _peek_end(self) -> bool:
+        if self._ahead is _NOTHING and not self._exhausted:
+            self._ahead = next(self._source, _NOTHING)  # type: ignore[arg-type]
+            self._exhausted = self._ahead is _NOTHING
+        return self._ahead is _NOTHING
 
 
 class ProbeObserver:
     """The white-box hook a subscriber under test may accept: it reports each processed signal.
 
-    A subscriber created with `create_subscriber=lambda observer: MySubscriber(observer)`
+    A subscriber made by `create_whitebox_subscriber=lambda observer: MySubscriber(observer)`
     calls, once it has finished processing a signal, `observer.on_subscribe_processed()`,
     `observer.on_next_processed(item)`, `observer.on_error_processed(error)` or
     `observer.on_complete_processed()`. Black-box checks never need it.

@@ -15,9 +15,11 @@ from typing import Any
 
 from .rules import Check
 from .rules.catalog import load_catalog
+from .capture import reports_into
+from .session import RetryOutsideLoop, Session
 from .settle import DEFAULT_DEADLINE_S, SettleTimeout, hang_grace
-from .signals import logs_into
-from .target import Session, Target
+from .target import Target
+from .threads import mark_kit_thread
 from .verdict import LEVEL_VERDICTS, BadInput, NotApplicable, RuleViolation, TargetError, Unsupported, Verdict
 
 @dataclasses.dataclass
@@ -64,6 +66,26 @@ def run_check(check: Check, target: Target, *, timeout_s: float = DEFAULT_DEADLI
         return result
 
     started = time.monotonic()
+    for attempt in (1, 2):  # a second time only if the implementation runs an event loop of its own
+        session, worker, raised = _run_on_worker(check, target, timeout_s)
+        if not (raised and isinstance(raised[0], RetryOutsideLoop) and attempt == 1):
+            break
+        session.close()
+    result.duration_s = round(time.monotonic() - started, 6)
+    if worker.is_alive():
+        _judge_hang(result, session, timeout_s)
+    else:
+        _judge(result, session, raised[0] if raised else None)
+        session.close()
+    result.settled_by = ",".join(session.settled_by) or "idle"
+    result.trace = session.trace.render()
+    if result.verdict not in (Verdict.PASS,) and result.trace:
+        result.message = f"{result.message}\n  trace:\n{textwrap.indent(result.trace, '  ')}"
+    return result
+
+
+def _run_on_worker(check: Check, target: Target, timeout_s: float):
+    """Run the check on a thread of its own; the session, the thread, and what the check raised."""
     session = target.open_session(timeout_s)
     raised: list[BaseException] = []
 
@@ -76,23 +98,19 @@ def run_check(check: Check, target: Target, *, timeout_s: float = DEFAULT_DEADLI
             raised.append(exc)
 
     worker = threading.Thread(target=body, name=f"rstck-check-{check.rule}", daemon=True)
-    with logs_into(lambda: session.trace):
+    mark_kit_thread(worker)
+    with reports_into(lambda: session):
         worker.start()
         worker.join(timeout_s + hang_grace(timeout_s))
-    result.duration_s = round(time.monotonic() - started, 6)
-    if worker.is_alive():
-        _judge_hang(result, session, timeout_s)
-    else:
-        _judge(result, session, raised[0] if raised else None)
-        session.close()
-    result.settled_by = ",".join(sorted(session.settled_by)) or "idle"
-    result.trace = session.trace.render()
-    if result.verdict not in (Verdict.PASS,) and result.trace:
-        result.message = f"{result.message}\n  trace:\n{textwrap.indent(result.trace, '  ')}"
-    return result
+    return session, worker, raised
 
 
 def _judge(result: Result, session: Session, exc: BaseException | None) -> None:
+    if session.kit_faults:
+        fault = session.kit_faults[0]
+        result.verdict, result.reason = Verdict.ERROR, f"the kit broke rule {fault.rule} itself: {fault.observed}"
+        result.message = f"error: {result.reason} (a defect of rstck, not of the target)"
+        return
     if exc is None and session.kit_errors:
         exc = session.kit_errors[0]
     if session.violations and not isinstance(exc, (TargetError, BadInput)):
@@ -114,7 +132,7 @@ def _judge(result: Result, session: Session, exc: BaseException | None) -> None:
         result.verdict, result.reason = Verdict.NOT_APPLICABLE, str(exc)
         result.message = f"n/a: {exc}"
     elif isinstance(exc, (TargetError, BadInput)):
-        result.verdict, result.reason = Verdict.ERROR, str(exc)
+        result.verdict, result.reason = Verdict.ERROR, str(exc).splitlines()[0]
         result.message = f"error: {exc}"
     else:
         tb = "".join(traceback.format_exception(exc)).rstrip()

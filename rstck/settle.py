@@ -1,10 +1,11 @@
 """Quiescence: deciding "nothing more will happen" without sleeping.
 
 A target's pending work lives in places the kit can see: an asyncio loop it owns, an
-executor it hands out. `settle()` runs or waits for that work until a full pass over
-every place finds nothing left: then no further signal can come without outside
-input. Only work the kit cannot see (threads the implementation starts itself) needs
-a quiet period, and a verdict reached that way says so in its result row.
+executor it hands out, and threads the implementation starts itself (rstck.threads).
+`settle()` runs or waits for that work until a full pass over every place finds nothing
+left: then no further signal can come without outside input. Only threads whose state
+cannot be read (running, sleeping, blocked in I/O) need a quiet window, and a settle
+decided that way says so.
 """
 
 from __future__ import annotations
@@ -16,14 +17,24 @@ import threading
 import time
 
 from .signals import Trace
+from .threads import TIMER_HORIZON_S, ThreadWatch, describe, is_kit_thread, mark_kit_thread
 
 # The one place the kit's time bounds are set; `--timeout` overrides DEFAULT_DEADLINE_S.
 DEFAULT_DEADLINE_S = 5.0
 # How long request (3.4, SHOULD) and cancel (3.5, MUST) may take to return: "in a timely
 # manner" for a call that should only record demand, generous enough for a loaded CI machine.
 RESPONSIVENESS_BOUND_S = 0.25
-# Timers further away than this are not "pending work" (a heartbeat, an idle timeout).
-DEFAULT_TIMER_HORIZON_S = 1.0
+DEFAULT_TIMER_HORIZON_S = TIMER_HORIZON_S
+
+# The quiet window for threads the kit cannot read: twice the longest gap the implementation's own
+# threads took to produce a signal in this check, within these bounds.
+QUIET_WINDOW_MIN_S = 0.01
+QUIET_WINDOW_MAX_S = 0.5
+# A thread that keeps running without producing any signal for this long counts as quiet.
+SPINNING_QUIET_S = 0.5
+
+# How each settle was decided, from the most exact to the least.
+SETTLED_BY = ("idle", "threads-joined", "threads-parked", "quiet-period")
 
 
 def hang_grace(timeout_s: float) -> float:
@@ -39,8 +50,9 @@ class SettleTimeout(Exception):
 
 @dataclasses.dataclass
 class SettleOutcome:
-    method: str  # "idle": all pending work seen to finish; "quiet-period"; "fixed-delay"
+    method: str  # one of SETTLED_BY, or "fixed-delay" for the benchmark's baseline
     waited_s: float
+    window_s: float = 0.0  # the quiet window, when one decided
 
 
 class InstrumentedExecutor(concurrent.futures.ThreadPoolExecutor):
@@ -66,6 +78,7 @@ class InstrumentedExecutor(concurrent.futures.ThreadPoolExecutor):
             raise
 
     def _run(self, fn, args, kwargs):
+        mark_kit_thread()  # its work is counted here, not watched as a foreign thread's
         try:
             return fn(*args, **kwargs)
         finally:
@@ -80,6 +93,10 @@ class InstrumentedExecutor(concurrent.futures.ThreadPoolExecutor):
     @property
     def finished(self) -> int:
         return self._finished
+
+    @property
+    def pending(self) -> int:
+        return self._pending
 
     def wait_idle(self, deadline: float) -> bool:
         """Block until no task is queued or running; False if the deadline came first."""
@@ -126,8 +143,37 @@ def run_loop_until_idle(loop: asyncio.AbstractEventLoop, deadline: float, horizo
     return True
 
 
+# What asyncio says when code that runs a loop of its own is called inside a running one.
+_NESTED_LOOP_MESSAGES = ("cannot be called from a running event loop", "Cannot run the event loop while another",
+                         "This event loop is already running")
+
+
+def is_nested_loop_refusal(exc: BaseException) -> bool:
+    return isinstance(exc, RuntimeError) and any(text in str(exc) for text in _NESTED_LOOP_MESSAGES)
+
+
+def call_in_loop(loop: asyncio.AbstractEventLoop, function, args: tuple):
+    """Call `function(*args)` on this thread as a callback of `loop` would run: with the loop running.
+
+    Inside the call `asyncio.get_running_loop()`, `create_task()` and `call_soon()` work, and what the
+    call schedules stays pending for the next settle. No other callback runs meanwhile, so the call
+    happens exactly when the kit makes it. Whatever it raises reaches the caller exactly as raised.
+    """
+    if loop.is_running():
+        return function(*args)
+    previous = asyncio.events._get_running_loop()
+    loop._thread_id = threading.get_ident()  # type: ignore[attr-defined]  # what run_forever sets: is_running()
+    asyncio.events._set_running_loop(loop)
+    try:
+        return function(*args)
+    finally:
+        asyncio.events._set_running_loop(previous)
+        loop._thread_id = None  # type: ignore[attr-defined]
+
+
 class Settler:
-    """Settles one check's session: its loop, its executor, and optionally a quiet period."""
+    """Settles one check's session: its loop, its executor, the threads it does not own, and
+    optionally a fixed quiet period (the explicit override)."""
 
     def __init__(self, trace: Trace, *, quiet_period_s: float | None = None,
                  timer_horizon_s: float = DEFAULT_TIMER_HORIZON_S):
@@ -136,25 +182,41 @@ class Settler:
         self.timer_horizon_s = timer_horizon_s
         self.loop: asyncio.AbstractEventLoop | None = None
         self.executor: InstrumentedExecutor | None = None
+        self.threads = ThreadWatch()
+        self.loop_used = False  # the implementation put work on the kit's loop: it lives there
+        self._scanned = 0  # trace signals looked at for the threads they came from
+        self._signalling: set[int] = set()
+        self._longest_gap_s = 0.0
 
     def settle(self, deadline: float) -> SettleOutcome:
         started = time.monotonic()
         while True:
             while self._run_pending_work(deadline):
                 pass
-            if not self.quiet_period_s:
-                return SettleOutcome("idle", time.monotonic() - started)
-            seen = len(self.trace)
-            if not self.trace.wait_quiet(self.quiet_period_s, deadline):
-                raise SettleTimeout("signals kept arriving for longer than the deadline")
-            if len(self.trace) == seen and not self._has_pending_work():
-                return SettleOutcome("quiet-period", time.monotonic() - started)
+            foreign = self._settle_foreign_threads(deadline)
+            if foreign is not None and foreign[0] == "work":
+                continue  # a foreign thread handed work to the loop or executor
+            if self._has_pending_work():
+                continue
+            method, window = foreign or ("idle", 0.0)
+            if self.quiet_period_s:
+                seen = len(self.trace)
+                if not self.trace.wait_quiet(self.quiet_period_s, deadline):
+                    raise SettleTimeout("signals kept arriving for longer than the deadline")
+                if len(self.trace) != seen or self._has_pending_work():
+                    continue
+                method, window = "quiet-period", self.quiet_period_s
+            return SettleOutcome(method, time.monotonic() - started, window)
+
+    # -- the loop and the executor: work the kit can count --------------------------------------
 
     def _run_pending_work(self, deadline: float) -> bool:
         """One pass over every place work can wait; True if any ran."""
         worked = False
         if self.loop is not None and not self.loop.is_closed():
-            worked |= run_loop_until_idle(self.loop, deadline, self.timer_horizon_s)
+            ran = run_loop_until_idle(self.loop, deadline, self.timer_horizon_s)
+            self.loop_used |= ran
+            worked |= ran
         if self.executor is not None:
             before = self.executor.finished
             if not self.executor.wait_idle(deadline):
@@ -164,7 +226,73 @@ class Settler:
 
     def _has_pending_work(self) -> bool:
         loop_busy = self.loop is not None and not self.loop.is_closed() and bool(self.loop._ready)  # type: ignore[attr-defined]
-        return loop_busy or (self.executor is not None and self.executor._pending > 0)
+        return loop_busy or (self.executor is not None and self.executor.pending > 0)
+
+    # -- threads the implementation started itself --------------------------------------------
+
+    def _scan_trace(self) -> None:
+        """Note the threads that signalled from outside the kit, and the longest they took to."""
+        signals = self.trace.signals_since(self._scanned)
+        previous_ns = self.trace.t_ns_before(self._scanned)
+        for signal in signals:
+            thread = threading._active.get(signal.thread_id)  # type: ignore[attr-defined]
+            if thread is None or not is_kit_thread(thread):
+                self._signalling.add(signal.thread_id)
+                if previous_ns:
+                    self._longest_gap_s = max(self._longest_gap_s, (signal.t_ns - previous_ns) / 1e9)
+            previous_ns = signal.t_ns
+        self._scanned += len(signals)
+
+    def quiet_window(self, deadline: float) -> float:
+        remaining = max(0.0, deadline - time.monotonic())
+        return min(max(2 * self._longest_gap_s, QUIET_WINDOW_MIN_S), QUIET_WINDOW_MAX_S, remaining / 4)
+
+    def _settle_foreign_threads(self, deadline: float) -> tuple[str, float] | None:
+        """Wait until every watched thread has ended, is parked, or stayed quiet for the window.
+
+        None when no foreign thread is involved; ("work", 0) when one handed work to the loop or
+        executor, which is then run first.
+        """
+        self._scan_trace()
+        threads = self.threads.watched(self._signalling)
+        if not threads:
+            return None
+        window = self.quiet_window(deadline)
+        stable_since = silent_since = time.monotonic()
+        snapshot = None
+        while True:
+            if self._has_pending_work():
+                return "work", 0.0
+            states = ThreadWatch.states(threads)
+            kinds = {state.kind for state in states.values()}
+            now = time.monotonic()
+            if kinds <= {"ended"}:
+                self._scan_trace()
+                more = self.threads.watched(self._signalling)
+                if not more.keys() - threads.keys():
+                    return "threads-joined", 0.0
+                threads = more
+                continue
+            changed = (len(self.trace), {i: s.where for i, s in states.items() if s.kind in ("blocked", "running")})
+            if changed[0] != (snapshot or (None,))[0]:
+                silent_since = now
+            if changed != snapshot:
+                snapshot, stable_since = changed, now
+            needed = window if kinds & {"blocked", "running"} else 0.0  # a parked thread is read exactly
+            if "running" in kinds and "timer" not in kinds and now - silent_since >= max(SPINNING_QUIET_S, window):
+                return "quiet-period", window  # it keeps running, but has produced nothing for long
+            busy = bool(kinds & {"timer", "running"})
+            if not busy and now - stable_since >= needed:
+                return ("quiet-period", window) if "blocked" in kinds else ("threads-parked", 0.0)
+            if now >= deadline:
+                raise SettleTimeout(f"the implementation's own threads were still busy at the deadline: "
+                                    f"{describe(threads, states)}")
+            timers = [s.due_s for s in states.values() if s.kind == "timer"]
+            pause = min(timers + [needed - (now - stable_since) if not busy else 0.001, deadline - now])
+            self.trace.wait_for_more(changed[0], max(0.0005, min(pause, 0.05)))
+            self._scan_trace()
+            threads = {**threads, **self.threads.watched(self._signalling)}
+            window = max(window, self.quiet_window(deadline))
 
     def close(self) -> None:
         if self.executor is not None:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import logging
 import reprlib
 import threading
 import time
@@ -45,6 +43,7 @@ class Signal:
     args: tuple[str, ...] = ()  # rendered when recorded: a trace keeps no object alive (3.13)
     t_ns: int = 0
     thread: str = ""
+    thread_id: int = 0
     depth: int = 0  # nesting of calls on this thread at the time of the call
     outcome: str | None = None  # filled in when the call returns: "returned normally", "raised ..."
     returned_ns: int = 0  # when the call returned (0: not yet, or not a call)
@@ -87,6 +86,7 @@ class Trace:
                 args=tuple(a if isinstance(a, Label) else show(a) for a in args),
                 t_ns=time.monotonic_ns(),
                 thread=threading.current_thread().name,
+                thread_id=threading.get_ident(),
                 depth=getattr(self._depth, "value", 0),
                 outcome=outcome,
             )
@@ -96,6 +96,20 @@ class Trace:
 
     def note(self, text: str) -> Signal:
         return self.record("note", "", (Label(f"({text})"),))
+
+    def signals_since(self, count: int) -> list[Signal]:
+        """The signals recorded after the first `count`."""
+        return self._signals[count:]
+
+    def t_ns_before(self, count: int) -> int:
+        """When the last of the first `count` signals was recorded (0 for none)."""
+        return self._signals[count - 1].t_ns if count else 0
+
+    def wait_for_more(self, count: int, timeout_s: float) -> None:
+        """Block until more than `count` signals are recorded, or for `timeout_s`."""
+        with self._changed:
+            if len(self._signals) <= count:
+                self._changed.wait(timeout_s)
 
     def signals_of(self, actor: str, kind: str) -> list[Signal]:
         return [s for s in list(self._signals) if s.actor == actor and s.kind == kind]
@@ -141,27 +155,3 @@ def _row(signal: Signal, name_threads: bool) -> str:
     if name_threads and signal.kind not in ("note", "violation"):
         text = f"{text}  [{signal.thread}]"
     return f"{signal.seq:>5}  {text}"
-
-
-class _TraceLogHandler(logging.Handler):
-    def __init__(self, trace_of) -> None:
-        super().__init__(logging.WARNING)
-        self.trace_of = trace_of
-
-    def emit(self, record: logging.LogRecord) -> None:
-        trace = self.trace_of()
-        if trace is not None:
-            trace.note(f"log {record.levelname} {record.name}: {record.getMessage()}")
-
-
-@contextlib.contextmanager
-def logs_into(trace_of):
-    """What the implementation logs meanwhile (e.g. the 2.13 error condition) becomes a note in the trace
-    that `trace_of()` names at that moment, instead of interleaving with the kit's output."""
-    handler = _TraceLogHandler(trace_of)
-    root = logging.getLogger()
-    root.addHandler(handler)
-    try:
-        yield
-    finally:
-        root.removeHandler(handler)

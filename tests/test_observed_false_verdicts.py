@@ -183,7 +183,7 @@ class _Prefetching:
     def __init__(self):
         self.lock = threading.RLock()
         self.upstream = self.downstream = None
-        self.buffer, self.demand, self.terminal, self.done = [], 0, None, False
+        self.buffer, self.demand, self.terminal, self.done, self.draining = [], 0, None, False, False
 
     def on_subscribe(self, subscription):
         if subscription is None:
@@ -241,16 +241,24 @@ class _Prefetching:
                 self.upstream.cancel()
 
     def drain(self):
-        if self.downstream is None or self.done:
-            return
-        while self.buffer and self.demand > 0 and not self.done:
-            self.demand -= 1
-            item = self.buffer.pop(0)
-            self.upstream.request(1) if self.terminal is None else None
-            self.downstream.on_next(item)
-        if self.terminal is not None and not self.buffer and not self.done:
-            self.done = True
-            getattr(self.downstream, self.terminal[0])(*self.terminal[1:])
+        if self.draining or self.downstream is None or self.done:
+            return  # trampoline: the running drain picks up what a nested signal added
+        self.draining = True
+        try:
+            while self.buffer and self.demand > 0 and not self.done:
+                self.demand -= 1
+                try:
+                    self.downstream.on_next(self.buffer.pop(0))
+                except Exception:  # 2.13: the subscriber broke the contract: it counts as cancelled
+                    logging.getLogger(__name__).warning("on_next raised; cancelled", exc_info=True)
+                    self.cancel()
+                if self.terminal is None and not self.done:
+                    self.upstream.request(1)  # keep the prefetch topped up
+            if self.terminal is not None and not self.buffer and not self.done:
+                self.done = True
+                getattr(self.downstream, self.terminal[0])(*self.terminal[1:])
+        finally:
+            self.draining = False
 
 
 def test_a_processor_that_prefetches_from_on_subscribe_gets_no_kit_made_failure():

@@ -24,7 +24,8 @@ from hypothesis.stateful import RuleBasedStateMachine
 
 from ..rules.catalog import load_catalog
 from ..settle import SettleTimeout
-from ..target import Session, Target
+from ..session import Session
+from ..target import Target
 from ..verdict import LEVEL_VERDICTS, BadInput, NotApplicable, RuleViolation, TargetError, Verdict
 from .recorder import FlightRecorder
 

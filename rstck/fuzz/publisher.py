@@ -1,7 +1,8 @@
 """The publisher machine: kit subscribers against a publisher under test (rules 1.x and 3.x).
 
-Steps: subscribe a probe (to a new, an existing or a failed publisher; the same subscriber
-twice; None), request(n), cancel, give a probe a re-entrant reaction, settle. The probes'
+Steps: subscribe a probe (to a new, an existing or a failed publisher; None), request(n), cancel,
+give a probe a re-entrant reaction, settle. The kit's probes stay well-behaved subscribers: their
+calls are serial, they never subscribe twice (1.10) and never request after a terminal signal (2.4). The probes'
 monitors judge each signal as it arrives (1.1, 1.3, 1.6-1.9; a raise is charged to 1.9, 3.2,
 3.15 or 3.16 by the session). This machine adds what needs the history of the example:
 
@@ -9,8 +10,8 @@ monitors judge each signal as it arrives (1.1, 1.3, 1.6-1.9; a raise is charged 
   the cancel settled) and 3.3 (on_next nested RECURSION_EVIDENCE deep in on_next);
 - once settled: 1.9 (on_subscribe came), 3.9 (a non-positive request on a live subscription
   ended it with the profile's range error), 1.4 (a failed publisher signalled on_error),
-  3.8 / 3.17 (outstanding demand was served while elements remained; 3.17 once the total
-  requested reached 2**63-1) and 1.5 (on_complete once the last element was delivered);
+  3.8 (outstanding demand was served while elements remained, whatever the total requested)
+  and 1.5 (on_complete once the last element was delivered);
 - calls after cancel has settled: a signal during them is 3.6 (request) or 3.7 (cancel).
 
 The liveness checks only judge a subscriber that is its publisher's sole live one: a
@@ -20,15 +21,13 @@ multicast publisher may legitimately pace everyone to its slowest subscriber (1.
 from __future__ import annotations
 
 import dataclasses
-import threading
 from typing import Any
 
 from hypothesis import strategies as st
 from hypothesis.stateful import rule
 
-from ..api import MAX_DEMAND
 from ..probes import ProbeSubscriber
-from ..signals import Label, show
+from ..signals import show
 from .machine import FuzzMachine, RunContext, step
 from .strategies import Reaction, demands, on_next_reactions, on_subscribe_reactions, stream_lengths, weighted
 
@@ -44,9 +43,9 @@ DWELL_S = 0.0005
 # A reaction "at each on_next" stops after this many, so an example stays short.
 MAX_REACTIONS = 64
 
-# Where a subscribe step subscribes: the corner cases (a failed publisher, the same subscriber
-# twice, None) stay rarer than the subscribers that go on to request and cancel.
-SOURCES = {"new": 4, "existing": 4, "failed": 1, "same subscriber twice": 1, "None": 1}
+# Where a subscribe step subscribes: the corner cases (a failed publisher, None) stay rarer than
+# the subscribers that go on to request and cancel.
+SOURCES = {"new": 4, "existing": 4, "failed": 1, "None": 1}
 subscriber_index = st.integers(0, MAX_SUBSCRIBERS - 1)
 
 
@@ -57,7 +56,6 @@ class Watch:
     probe: ProbeSubscriber
     publisher: Any
     size: int | None  # the publisher's elements; None for a failed publisher
-    lock: threading.RLock = dataclasses.field(default_factory=threading.RLock)  # the kit's calls stay serial (2.7)
     range_error_due: bool = False  # a non-positive request was made on the live subscription (3.9)
     # ... from inside on_subscribe, where the publisher may already have decided to end the stream
     range_error_at_subscribe: bool = False
@@ -72,7 +70,6 @@ class PublisherMachine(FuzzMachine):
         super().__init__(context)
         self.publishers: list[tuple[Any, int | None]] = []
         self.watches: list[Watch] = []
-        self.repeated: list[RepeatedSubscriber] = []
         self.capabilities = context.target.capabilities
         self.machine_thread = self.session.check_thread.name
 
@@ -85,18 +82,12 @@ class PublisherMachine(FuzzMachine):
                   on_next: Reaction | None, dwell: bool) -> None:
         """Subscribe to a new publisher of `size` elements, or to existing publisher number `which`."""
         session = self.session
-        if len(self.watches) + len(self.repeated) >= MAX_SUBSCRIBERS:
+        if len(self.watches) >= MAX_SUBSCRIBERS:
             return
         publisher, size = self._publisher_for(source, which, size)
         if source == "None" and "null_arguments" in self.capabilities:
             session.call_expecting_error(publisher, "subscribe", (None,), error_type=session.profile.type_error,
                                          rule="1.9", actor=self._label(publisher))
-            return
-        if source == "same subscriber twice":
-            repeated = RepeatedSubscriber(session, f"subscriber#{len(self.repeated) + 1}", publisher)
-            self.repeated.append(repeated)
-            for _ in range(2):
-                session.call(publisher, "subscribe", (repeated,), actor=self._label(publisher), rule_if_raises="1.9")
             return
         watch = self._new_watch(publisher, size)
         probe = session.probe(on_subscribe=self._reaction(watch, on_subscribe),
@@ -149,30 +140,26 @@ class PublisherMachine(FuzzMachine):
 
     def _request(self, watch: Watch, n: int, *, in_on_subscribe: bool = False) -> None:
         probe = watch.probe
-        if probe.subscription is None:
-            return  # charged to 1.9 when it subscribed
-        with watch.lock:
-            if probe.terminated:
-                return probe.request(n, rule_if_raises="1.6")
-            if probe.cancelled:
-                return self._after_cancel(probe, "3.6", lambda rule: probe.request(n, rule_if_raises=rule))
-            if n <= 0:
-                watch.range_error_due = True
-                watch.range_error_at_subscribe = in_on_subscribe
-            probe.request(n)  # a raise is 3.2 from inside a signal, else 3.16
+        if probe.subscription is None or probe.terminated:
+            return  # charged to 1.9 when it subscribed; after a terminal signal the kit asks nothing (2.4)
+        if probe.cancelled:
+            return self._after_cancel(probe, "3.6", lambda rule: probe.request(n, rule_if_raises=rule))
+        if n <= 0:
+            watch.range_error_due = True
+            watch.range_error_at_subscribe = in_on_subscribe
+        probe.request(n)  # a raise is 3.2 from inside a signal, else 3.16
 
     def _cancel(self, watch: Watch) -> None:
         probe = watch.probe
         if probe.subscription is None:
             return
-        with watch.lock:
-            if probe.terminated:
-                return probe.cancel(rule_if_raises="1.6")
-            if probe.cancelled:
-                return self._after_cancel(probe, "3.7", lambda rule: probe.cancel(rule_if_raises=rule))
-            watch.elements_at_cancel = len(probe.elements)
-            watch.range_error_due = False  # the cancel may overtake a pending 3.9 on_error
-            probe.cancel()
+        if probe.terminated:
+            return probe.cancel(rule_if_raises="1.6")  # a NOP, and allowed: 1.6
+        if probe.cancelled:
+            return self._after_cancel(probe, "3.7", lambda rule: probe.cancel(rule_if_raises=rule))
+        watch.elements_at_cancel = len(probe.elements)
+        watch.range_error_due = False  # the cancel may overtake a pending 3.9 on_error
+        probe.cancel()
 
     @staticmethod
     def _after_cancel(probe: ProbeSubscriber, rule: str, call) -> None:
@@ -249,10 +236,6 @@ class PublisherMachine(FuzzMachine):
         """What must hold once the target has settled: nothing owed is still pending."""
         for watch in self.watches:
             self._check_settled(watch)
-        for repeated in self.repeated:
-            if not repeated.subscriptions:
-                self.session.violate("1.9", "subscribe to call on_subscribe",
-                                     f"{repeated.name} was subscribed twice and never got on_subscribe")
 
     def _check_settled(self, watch: Watch) -> None:
         probe = watch.probe
@@ -279,8 +262,7 @@ class PublisherMachine(FuzzMachine):
             return
         delivered = len(probe.elements)
         if delivered < watch.size:
-            rule = "3.17" if probe.requested >= MAX_DEMAND else "3.8"
-            session.violate(rule, "the outstanding demand served (or a terminal signal)",
+            session.violate("3.8", "the outstanding demand served (or a terminal signal)",
                             f"{probe.name} requested {show(probe.requested)} in all and got {delivered} of "
                             f"{watch.size} elements; nothing more came once settled")
         else:
@@ -308,62 +290,4 @@ class PublisherMachine(FuzzMachine):
 
     def _sole_live_subscriber(self, watch: Watch) -> bool:
         others = [w.probe for w in self.watches if w is not watch and w.publisher is watch.publisher]
-        return (all(p.terminated or p.cancelled for p in others)
-                and not any(r.publisher is watch.publisher for r in self.repeated))
-
-
-class RepeatedSubscriber:
-    """A subscriber the kit subscribes twice to one publisher.
-
-    1.10 asks callers not to do that; the publisher may reject the second subscribe (on_error
-    after on_subscribe) or ignore it, but subscribe returns normally and on_subscribe comes
-    first (1.9), and while the first subscription is active no second on_subscribe may come
-    (2.12, the publisher's side, as the 2.12 check reads it). It keeps the first subscription,
-    cancels any further one (2.5), and never requests.
-    """
-
-    def __init__(self, session: Any, name: str, publisher: Any):
-        self.session = session
-        self.name = name
-        self.publisher = publisher
-        self.subscriptions: list[Any] = []
-        self.ended = False  # the first subscription got on_complete or on_error
-
-    def __repr__(self) -> str:
-        return self.name
-
-    def on_subscribe(self, subscription: Any) -> None:
-        session = self.session
-        label = Label(session.label(subscription, "sub")) if subscription is not None else None
-        session.trace.record("on_subscribe", self.name, (label,))
-        if subscription is None:
-            raise TypeError(f"{self.name}.on_subscribe: argument must not be None (rule 2.13)")
-        self.subscriptions.append(subscription)
-        if len(self.subscriptions) > 1:
-            if not self.ended:
-                first = session.label(self.subscriptions[0], "sub")
-                session.violate("2.12", "no second on_subscribe while the first subscription is active",
-                                f"{self.name} got on_subscribe({label}) on top of {first}")
-            session.call(subscription, "cancel", (), actor=str(label), rule_if_raises="3.15")
-
-    def on_next(self, item: Any) -> None:
-        signal = self._signal("on_next", (item,))
-        self.session.violate("1.1", "no on_next: this subscriber never requested",
-                             f"#{signal.seq} {signal.call_text()}")
-
-    def on_error(self, error: BaseException) -> None:
-        self._signal("on_error", (error,))
-        self.ended = True
-
-    def on_complete(self) -> None:
-        self._signal("on_complete", ())
-        self.ended = True
-
-    def _signal(self, kind: str, args: tuple):
-        signal = self.session.trace.record(kind, self.name, args)
-        if not self.subscriptions:
-            self.session.violate("1.9", "on_subscribe before any other signal",
-                                 f"#{signal.seq} {signal.call_text()} came before on_subscribe")
-        if args and args[0] is None:
-            raise TypeError(f"{self.name}.{kind}: argument must not be None (rule 2.13)")
-        return signal
+        return all(p.terminated or p.cancelled for p in others)

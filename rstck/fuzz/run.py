@@ -21,9 +21,11 @@ from hypothesis.database import ExampleDatabase
 from hypothesis.errors import DidNotReproduce
 from hypothesis.stateful import run_state_machine_as_test
 
+from ..session import RetryOutsideLoop
 from ..settle import hang_grace
-from ..signals import logs_into
+from ..capture import reports_into
 from ..target import Target
+from ..threads import mark_kit_thread
 from ..verdict import BadInput
 from .machine import AbortRun, FuzzMachine, FuzzViolation, RunContext
 from .profiles import run_settings
@@ -107,9 +109,14 @@ def run_machine(target: Target, role: str, *, seed: int, examples: int, steps: i
 
     started = time.monotonic()
     worker = threading.Thread(target=body, name=f"rstck-fuzz-{role}-{seed}", daemon=True)
-    with logs_into(lambda: context.session.trace if context.session is not None else None):
+    mark_kit_thread(worker)
+    with reports_into(lambda: context.session):
         worker.start()
         hang = _watch(worker, context, role, seed, timeout_s, progress)
+    if not hang and raised and isinstance(raised[0], RetryOutsideLoop):  # the target now calls outside loops
+        return run_machine(target, role, seed=seed, examples=examples, steps=steps, profile=profile,
+                           timeout_s=timeout_s, database=database, blob=blob, shrink=shrink, recorder=recorder,
+                           progress=progress)
     report = RunReport(seed=seed, examples=context.examples, steps=context.steps,
                        duration_s=round(time.monotonic() - started, 6), findings=[], hung=hang is not None)
     if hang is not None:

@@ -42,8 +42,12 @@ class SubscriberMachine(FuzzMachine):
 
     def _attach(self, dwell: bool) -> None:
         session = self.session
-        observer = session.observer() if "observer" in self.capabilities else None
-        upstream = Upstream(session, session.create_subscriber(observer), observer=observer, dwell=dwell)
+        if "observer" in self.capabilities:
+            observer = session.observer()
+            subscriber = session.create_whitebox_subscriber(observer)
+        else:
+            observer, subscriber = None, session.create_subscriber()
+        upstream = Upstream(session, subscriber, observer=observer, dwell=dwell)
         self.upstreams.append(upstream)
         upstream.attach()
 

@@ -44,10 +44,13 @@ class Upstream:
         self.sent.append(("on_subscribe", None))
 
     def send(self, count: int) -> int:
-        """Up to `count` on_next, as far as the subscriber's demand goes; after its cancel too (2.8)."""
+        """Up to `count` on_next, as far as the subscriber's demand goes; after its cancel one more, until the
+        cancel has settled (2.8: a publisher may still deliver what was requested, then stops: 1.8)."""
         subscription = self.subscription
         sent = 0
-        while sent < count and not subscription.terminal and subscription.requested > subscription.delivered:
+        while sent < count and self.source.can_signal(subscription) and subscription.requested > subscription.delivered:
+            if subscription.cancelled and subscription.delivered_after_cancel >= 1:
+                break
             value = next(self._values)
             self.sent.append(("on_next", value))
             self.source.send_next(value, subscription=subscription,
@@ -56,12 +59,12 @@ class Upstream:
         return sent
 
     def complete(self) -> None:
-        if not self.subscription.terminal:
+        if self.source.can_signal(self.subscription):
             self.sent.append(("on_complete", None))
             self.source.send_complete(subscription=self.subscription, rule_if_raises="2.9")
 
     def fail(self) -> None:
-        if not self.subscription.terminal:
+        if self.source.can_signal(self.subscription):
             error = RuntimeError("the kit's source fails on purpose")
             self.sent.append(("on_error", error))
             self.source.send_error(error, subscription=self.subscription, rule_if_raises="2.10")
@@ -71,7 +74,7 @@ class Upstream:
         says the subscriber must cancel the new one."""
         subscription = self.subscription
         active = not subscription.terminal and not subscription.cancelled
-        second = self.session.source()
+        second = self.session.source(second_subscription=True)  # the situation 2.5 is about
         self.second.append((second, active))
         second.subscribe(self.subscriber)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..target import InProcessTarget
+from ..adapters.inprocess import InProcessTarget
 from .processors import MapProcessor
 from .publishers import AsyncioPublisher, ExecutorPublisher, FailedPublisher, IterablePublisher
 from .subscribers import BufferedSubscriber, SyncSubscriber
@@ -33,12 +33,12 @@ asyncio_publisher = InProcessTarget(
 # The buffered subscriber cancels after five elements (2.6), with demand still pending, which
 # lets 2.8 be observed; it reports each processed signal to the kit's observer (white box).
 buffered_subscriber = InProcessTarget(
-    create_subscriber=lambda observer: BufferedSubscriber(buffer_size=8, max_items=5, observer=observer),
+    create_whitebox_subscriber=lambda observer: BufferedSubscriber(buffer_size=8, max_items=5, observer=observer),
     name="reference buffered subscriber",
 )
 
 sync_subscriber = InProcessTarget(
-    create_subscriber=lambda observer: SyncSubscriber(request_batch=4, observer=observer),
+    create_whitebox_subscriber=lambda observer: SyncSubscriber(request_batch=4, observer=observer),
     name="reference sync subscriber",
 )
 

@@ -6,7 +6,9 @@ inherit the reference's choices; every mutant overrides one method.
 
 from __future__ import annotations
 
+import asyncio
 import ctypes
+import logging
 import threading
 import time
 
@@ -66,9 +68,10 @@ class Subscription:
     def emit(self, item) -> None:
         try:
             self.subscriber.on_next(item)
-        except Exception:  # 2.13: a raising subscriber counts as cancelled (and the error is not ours to raise)
+        except Exception:  # 2.13: a raising subscriber counts as cancelled, and the error is logged
             self.done = True
             self.subscriber = None
+            logging.getLogger(__name__).warning("on_next raised; the subscription is cancelled", exc_info=True)
 
     def terminate(self, signal) -> None:
         subscriber, self.subscriber, self.done = self.subscriber, None, True
@@ -108,14 +111,21 @@ class Publisher:
         return subscription
 
 
+class FailedSubscription(Subscription):
+    """Live until the publisher fails it: requests are taken (and checked, 3.9) but nothing is emitted."""
+
+    def drain(self) -> None:
+        pass
+
+
 class FailedPublisher:
     def subscribe(self, subscriber) -> None:
         if subscriber is None:
             raise TypeError("subscriber must not be None (rule 1.9)")
-        subscription = Subscription(Publisher(0), subscriber, iter(()))
-        subscription.lookahead = None  # not at the end: only the error ends it
+        subscription = FailedSubscription(Publisher(0), subscriber, iter(()))
         subscriber.on_subscribe(subscription)
-        subscription.terminate(lambda s: s.on_error(RuntimeError("failed on purpose")))
+        if not subscription.done:  # unless cancelled, or failed by a request(0), from inside on_subscribe
+            subscription.terminate(lambda s: s.on_error(RuntimeError("failed on purpose")))
 
 
 # --- mutants: one defect each -------------------------------------------------------
@@ -156,16 +166,16 @@ class FailedPublisherCompletes(FailedPublisher):
         subscription.drain()
 
 
-class ErrorsWhenRequestedAfterEnd(Subscription):
-    """1.6: after on_complete, a request is answered with on_error instead of being a NOP."""
-
-    def request(self, n: int) -> None:
-        if self.done and self.lookahead is _END and self.ended_subscriber is not None:
-            self.ended_subscriber.on_error(RuntimeError("the stream has already ended"))
-            return
-        super().request(n)
+class ErrorsWhenCancelledAfterEnd(Subscription):
+    """1.6: after on_complete, a cancel is answered with on_error instead of being a NOP."""
 
     ended_subscriber = None
+
+    def cancel(self) -> None:
+        if self.ended_subscriber is not None:
+            self.ended_subscriber.on_error(RuntimeError("the stream has already ended"))
+            return
+        super().cancel()
 
     def terminate(self, signal) -> None:
         self.ended_subscriber = self.subscriber
@@ -304,22 +314,17 @@ class SlowCancel(Subscription):
         super().cancel()
 
 
-class CancelNotThreadSafe(Subscription):
-    """3.5: check-then-act in cancel: concurrent cancels both pass the check and the second
-    removal from the publisher's registry raises."""
+class ThreadAffineCancel(Subscription):
+    """3.5: keeps its state in a thread-local of the thread that subscribed, so a cancel from any
+    other thread finds no state and raises."""
 
     def __init__(self, *args):
         super().__init__(*args)
-        self.publisher.registry = getattr(self.publisher, "registry", [])
-        self.publisher.registry.append(self)
-        self.cancelling = False
+        self.local = threading.local()
+        self.local.state = "live"
 
     def cancel(self) -> None:
-        if self.cancelling:
-            return
-        time.sleep(0.02)  # the window in which a concurrent cancel also passes the check
-        self.cancelling = True
-        self.publisher.registry.remove(self)
+        self.local.state = f"cancelled (was {self.local.state})"  # AttributeError on another thread
         super().cancel()
 
 
@@ -408,6 +413,8 @@ class ShutsDownAfterCancel(Publisher):
     shut_down = False
 
     def subscribe(self, subscriber) -> None:
+        if subscriber is None:
+            raise TypeError("subscriber must not be None (rule 1.9)")
         if self.shut_down:
             subscription = Subscription(self, subscriber, iter(()))
             subscriber.on_subscribe(subscription)
@@ -499,14 +506,15 @@ class ExecutorSubscription(Subscription):
 
     scheduled = False
     subscribed = False
+    rejection = None  # a non-positive request, answered by the next task (3.9)
 
     def request(self, n: int) -> None:
         if self.done:
             return
         if n <= 0:
-            self.publisher.options["executor"].submit(self.reject, n)
-            return
-        self.add_demand(n)
+            self.rejection = n
+        else:
+            self.add_demand(n)
         self.schedule()
 
     def schedule(self) -> None:
@@ -517,11 +525,13 @@ class ExecutorSubscription(Subscription):
         self.publisher.options["executor"].submit(self.run)
 
     def run(self) -> None:
+        if self.rejection is not None and not self.done:
+            self.reject(self.rejection)
         self.drain()
         with self.lock:
             self.scheduled = False
-        if not self.done and self.demand > 0 and self.lookahead is not _END:
-            self.schedule()  # demand that arrived while this task was finishing
+        if not self.done and (self.rejection is not None or (self.demand > 0 and self.lookahead is not _END)):
+            self.schedule()  # demand (or a request(0)) that arrived while this task was finishing
 
     def started(self) -> None:
         self.subscribed = True
@@ -570,6 +580,9 @@ class LazyCompletion(Subscription):
         pass
 
 
+TIMER_PACE_S = 0.005
+
+
 class TimerSubscription(Subscription):
     """Guard (must pass): slow but correct; each element comes from an asyncio timer 5 ms later."""
 
@@ -577,7 +590,7 @@ class TimerSubscription(Subscription):
         if self.draining or self.done:
             return
         self.draining = True
-        self.publisher.options["loop"].call_later(0.005, self.deliver_one)
+        self.publisher.options["loop"].call_later(TIMER_PACE_S, self.deliver_one)
 
     def deliver_one(self) -> None:
         self.draining = False
@@ -598,3 +611,103 @@ class SubscriptionKeepsSubscriber(Subscription):
     def cancel(self) -> None:
         self.done = True
         self.publisher.live.pop(id(self.subscriber), None)
+
+
+# --- mutants of the false-verdict classes: what the kit must still catch where it learned to pass
+
+
+class SwallowsSubscriberError(Subscription):
+    """2.13.surfaced (SHOULD): a raising subscriber is cancelled, and its error vanishes without a trace."""
+
+    def emit(self, item) -> None:
+        try:
+            self.subscriber.on_next(item)
+        except Exception:
+            self.done = True
+            self.subscriber = None
+
+
+class SignalsOnSubscribeTwice(Publisher):
+    """2.12: one subscribe brings two on_subscribe."""
+
+    def accept(self, subscriber) -> Subscription:
+        subscriber.on_subscribe(FailedSubscription(self, subscriber, iter(())))
+        return super().accept(subscriber)
+
+
+class IgnoresSecondSubscriber(Publisher):
+    """1.9 (with 1.11): a second subscriber while the first is live gets no signal at all."""
+
+    def accept(self, subscriber) -> Subscription:
+        live = [s for s in self.live.values() if not s.done]
+        if live:
+            return live[0]  # neither served nor rejected with on_error
+        return super().accept(subscriber)
+
+
+class ThreadPerRequestLosesDemand(Subscription):
+    """3.8 (seen on a thread of its own): each request is served by a new thread, and a request made
+    while another thread is still serving is dropped instead of added."""
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.serving = threading.Lock()
+
+    def request(self, n: int) -> None:
+        threading.Thread(target=self.serve, args=(n,), daemon=True).start()
+
+    def serve(self, n: int) -> None:
+        if not self.serving.acquire(blocking=False):
+            return  # the defect: the demand is lost
+        try:
+            Subscription.request(self, n)
+        finally:
+            self.serving.release()
+
+    def started(self) -> None:
+        threading.Thread(target=self.serve_start, daemon=True).start()
+
+    def serve_start(self) -> None:
+        with self.serving:
+            self.drain()
+
+
+class ThreadPerRequestPublisher(Publisher):
+    def accept(self, subscriber) -> Subscription:
+        subscription = self.subscription(self, subscriber, self.source())
+        with subscription.serving:  # signals stay serial: on_subscribe before any delivery
+            subscriber.on_subscribe(subscription)
+        subscription.started()
+        return subscription
+
+
+class AsyncioPublisher(Publisher):
+    """Idiomatic asyncio (guard): subscribe and request run on the kit's running loop and schedule with
+    call_soon, as asyncio code does."""
+
+    def accept(self, subscriber) -> Subscription:
+        subscription = self.subscription(self, subscriber, self.source())
+        loop = asyncio.get_running_loop()
+        loop.call_soon(subscriber.on_subscribe, subscription)
+        loop.call_soon(subscription.started)
+        return subscription
+
+
+class AsyncioSubscription(Subscription):
+    def request(self, n: int) -> None:
+        asyncio.get_running_loop().call_soon(Subscription.request, self, n)
+
+
+class AsyncioExcessOnNext(AsyncioSubscription, ExcessOnNext):
+    """1.1 in an idiomatic asyncio publisher: one element more than requested."""
+
+
+class EmptyCompletesOnEveryRequest(Publisher):
+    """1.7: an empty-stream publisher that signals on_complete again for every request it gets."""
+
+    def accept(self, subscriber) -> Subscription:
+        subscription = FailedSubscription(self, subscriber, iter(()))
+        subscription.request = lambda n: subscriber.on_complete()  # the defect
+        subscriber.on_subscribe(subscription)
+        subscriber.on_complete()
+        return subscription

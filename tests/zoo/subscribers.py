@@ -6,13 +6,21 @@ import threading
 import time
 
 
+class Shared:
+    """State shared by the subscribers one target makes (and only those): fresh per target."""
+
+    blocked = False
+    latest = None
+
+
 class Subscriber:
     """Requests in batches of `batch`, refilling when its demand runs out; reports to an observer."""
 
     batch = 4
 
-    def __init__(self, observer=None, **resources):
+    def __init__(self, observer=None, shared: Shared | None = None, **resources):
         self.observer = observer
+        self.shared = shared or Shared()
         self.resources = resources
         self.subscription = None
         self.received: list = []
@@ -84,8 +92,8 @@ class AsynchronousRequests(Subscriber):
     """Guard (must pass): requests lazily, from the target's executor, one batch at a time. A queued
     request that finds the stream ended is dropped (2.4); the lock makes "ended?" and the call one step."""
 
-    def __init__(self, observer=None, **resources):
-        super().__init__(observer, **resources)
+    def __init__(self, observer=None, shared: Shared | None = None, **resources):
+        super().__init__(observer, shared, **resources)
         self.lock = threading.Lock()
 
     def ask(self) -> None:
@@ -128,13 +136,12 @@ class SlowFirstElement(Subscriber):
 
 
 class BlocksOnce(Subscriber):
-    """async.non-blocking: one on_next waits for something that never happens."""
-
-    blocked = False
+    """async.non-blocking: one on_next (the first of those its target's subscribers get) waits for
+    something that never happens."""
 
     def process(self, item) -> None:
-        if not BlocksOnce.blocked:
-            BlocksOnce.blocked = True
+        if not self.shared.blocked:
+            self.shared.blocked = True
             threading.Event().wait(30)
         super().process(item)
 
@@ -247,13 +254,14 @@ class RaisesOnThird(Subscriber):
 
 
 class SharedSubscription(Subscriber):
-    """3.1: keeps its latest subscription in a class attribute, so one instance requests on another's."""
+    """3.1: keeps its latest subscription where every instance of its target sees it, so one instance
+    requests on another's."""
 
     def on_subscribe(self, subscription) -> None:
         if self.subscription is None and subscription is not None:
-            type(self).latest = subscription
+            self.shared.latest = subscription
         super().on_subscribe(subscription)
 
     def ask(self) -> None:
         self.outstanding += self.batch
-        type(self).latest.request(self.batch)
+        self.shared.latest.request(self.batch)

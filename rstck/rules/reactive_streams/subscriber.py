@@ -10,6 +10,7 @@ publishers.
 
 from __future__ import annotations
 
+from ...signals import show
 from ...verdict import NotApplicable, RuleViolation
 from .. import rule, untested
 
@@ -18,24 +19,25 @@ STREAM = 32
 
 
 def attach(target, *, observed: bool = False, **source_options):
-    """A subscriber under test, subscribed to a manual kit source; settled."""
+    """A subscriber under test (white box when `observed`), subscribed to a manual kit source; settled."""
     observer = target.observer() if observed else None
-    subscriber = target.create_subscriber(observer)
+    subscriber = target.create_whitebox_subscriber(observer) if observed else target.create_subscriber()
     source = target.source(**source_options)
     source.subscribe(subscriber)
     target.settle()
     return source, subscriber, observer
 
 
-def feed(target, source, count: int = STREAM, *, stop_when_cancelled: bool = True, burst: bool = False) -> int:
+def feed(target, source, count: int = STREAM, *, burst: bool = False, after_cancel: int = 0) -> int:
     """Offer `count` elements as demand allows, settling after each (or, in a burst, after all the demand
-    there is); returns how many went."""
+    there is); once the subscriber cancels, at most `after_cancel` more before the next settle (2.8).
+    Returns how many went."""
     sent = 0
     while sent < count:
         subscription = source.subscription
-        if subscription.terminal or (stop_when_cancelled and subscription.cancelled):
+        if subscription.terminal or subscription.cancel_settled:
             break
-        went = source.send_available(range(sent, count), limit=None if burst else 1)
+        went = source.send_available(range(sent, count), limit=None if burst else 1, after_cancel=after_cancel)
         target.settle()
         if not went:
             break
@@ -48,8 +50,10 @@ def subscriber_signals_demand_to_receive_on_next(target):
     """2.1: the kit sends on_next only against demand, so a subscriber must request to receive any."""
     source, _, _ = attach(target)
     if not source.subscription.requested:
-        raise RuleViolation("2.1", "request(n) after on_subscribe (the kit sends no on_next without demand)",
-                            "no request arrived")
+        requests = source.subscription.requests
+        made = ", ".join(f"request({show(n)})" for n in requests) if requests else "no request"
+        raise RuleViolation("2.1", "request(n) with n > 0 after on_subscribe (the kit sends no on_next without "
+                            "demand)", f"{made} once settled" + target.quiet_note())
     feed(target, source, 8)
 
 
@@ -85,7 +89,7 @@ def on_next_returns_promptly(target):
 def end_stream(target, source, terminal: str, *, after: int, **send_options) -> None:
     """Offer `after` elements, then end the stream with `terminal` (unless the subscriber cancelled)."""
     feed(target, source, after)
-    if not source.subscription.cancelled and not source.subscription.terminal:
+    if not source.subscription.cancelled and source.can_signal():
         if terminal == "on_complete":
             source.send_complete(**send_options)
         else:
@@ -134,7 +138,7 @@ def second_subscription_is_cancelled(target):
     """2.5: given a second on_subscribe while it has an active subscription, the subscriber cancels the
     new one."""
     first, subscriber, _ = attach(target)
-    second = target.source()
+    second = target.source(second_subscription=True)  # the situation 2.5 is about
     second.subscribe(subscriber)
     target.settle()
     if not second.subscription.cancelled:
@@ -157,17 +161,17 @@ def subscription_calls_are_serial(target):
 
 @rule("2.8")
 def on_next_after_cancel_is_taken_in_stride(target):
-    """2.8: once the subscriber cancels with demand still pending, one more on_next must return normally.
-    Needs a subscriber that cancels of its own accord within the stream."""
+    """2.8: once the subscriber cancels with demand still pending, one more on_next (sent before the kit
+    settles: "eventually" is the publisher's latitude) must return normally. Needs a subscriber that
+    cancels of its own accord within the stream, inside a signal or while the elements go in a burst."""
     source, _, _ = attach(target)
-    feed(target, source, STREAM * 2)
+    feed(target, source, STREAM * 2, burst=True, after_cancel=1)
     subscription = source.subscription
     if not subscription.cancelled:
         raise NotApplicable(f"the subscriber did not cancel within {STREAM * 2} elements; 2.8 needs one that does")
-    if subscription.requested <= subscription.delivered:
-        raise NotApplicable("the subscriber cancelled with no demand pending")
-    source.send_next(subscription.delivered, rule_if_raises="2.8")
-    target.settle()
+    if not subscription.delivered_after_cancel:
+        raise NotApplicable("the subscriber cancelled with no demand pending, or only once the elements had "
+                            "stopped coming")
 
 
 @rule("2.9")
@@ -200,32 +204,47 @@ def on_error_after_elements_is_accepted(target):
 
 @rule("2.11", needs={"subscriber", "observer"})
 def every_signal_is_processed_once_in_order(target):
-    """2.11 (white box): each signal is processed exactly once, in the order it was signalled; a
-    subscriber that hands signals to its processing without a happens-before edge loses or repeats them.
-    Elements go in bursts, as much as the demand allows, to give such a hand-off the chance to fail."""
+    """2.11 (white box): each signal is processed at most once, in the order it was signalled, and none
+    is lost: a subscriber that hands signals to its processing without a happens-before edge loses,
+    repeats or reorders them. Elements go in bursts, as much as the demand allows, to give such a
+    hand-off the chance to fail. A subscriber that cancels of its own accord may leave what arrives
+    after it unprocessed (2.8)."""
     source, _, observer = attach(target, observed=True)
-    delivered = feed(target, source, STREAM, stop_when_cancelled=False, burst=True)
-    if not source.subscription.terminal:
+    delivered = feed(target, source, STREAM, burst=True, after_cancel=1)
+    subscription = source.subscription
+    if not subscription.cancelled and source.can_signal():
         source.send_complete()
     target.settle()
-    signalled = [("on_subscribe", None)] + [("on_next", i) for i in range(delivered)] + [("on_complete", None)]
-    if observer.processed != signalled:
-        first_difference = next((i for i, (a, b) in enumerate(zip(observer.processed, signalled)) if a != b),
-                                min(len(observer.processed), len(signalled)))
-        raise RuleViolation("2.11", f"{len(signalled)} signals processed once each, in order",
-                            f"processing diverged at signal {first_difference + 1}: "
-                            f"{observer.processed[first_difference:first_difference + 3]}")
+    sent_items = list(range(delivered))
+    processed_items = [value for kind, value in observer.processed if kind == "on_next"]
+    kinds = [kind for kind, _ in observer.processed]
+    terminal_sent = ["on_complete"] if subscription.terminal == "on_complete" else []
+    expected = f"on_subscribe, then {len(sent_items)} elements in order, each once"
+    if kinds[:1] != ["on_subscribe"] or kinds.count("on_subscribe") != 1:
+        raise RuleViolation("2.11", expected, f"processed {kinds[:3]} first")
+    if processed_items != sent_items[:len(processed_items)]:
+        first = next((i for i, (a, b) in enumerate(zip(processed_items, sent_items)) if a != b),
+                     min(len(processed_items), len(sent_items)))
+        raise RuleViolation("2.11", expected, f"processing diverged at element {first + 1}: processed "
+                                              f"{show(processed_items[first:first + 3])}")
+    if not subscription.cancelled and len(processed_items) < len(sent_items):
+        raise RuleViolation("2.11", expected, f"only {len(processed_items)} processed, and it never cancelled"
+                            + target.quiet_note())
+    terminal_processed = [kind for kind in kinds if kind in ("on_complete", "on_error")]
+    if terminal_processed != terminal_sent and not (subscription.cancelled and not terminal_processed):
+        raise RuleViolation("2.11", f"the terminal signal processed once ({', '.join(terminal_sent) or 'none sent'})",
+                            f"processed {', '.join(terminal_processed) or 'none'}")
 
 
 @rule("2.12", needs={"publisher"})
-def same_subscriber_subscribed_twice_gets_on_subscribe_once(target):
-    """2.12 (the publisher's side): subscribing the same subscriber again while its subscription is
-    active must not bring a second on_subscribe."""
-    publisher = target.create_publisher(target.elements(5))
-    probe = target.subscribe(publisher)
+def on_subscribe_is_signalled_once(target):
+    """2.12 (the publisher's side): one subscribe brings one on_subscribe, never a second, whatever
+    follows. The kit never subscribes the same subscriber twice: 1.10 forbids that to callers."""
+    n = target.elements(5, at_least=0)
+    probe = target.subscribe(target.create_publisher(n))
     probe.request(1)
     target.settle()
-    target.subscribe(publisher, probe)
+    probe.request(n)
     target.settle()
 
 
@@ -247,14 +266,30 @@ def signal_methods_return_normally(target):
     end_stream(target, source, "on_complete", after=8)
 
 
+def _raise_from_on_next(target):
+    probe = target.subscribe(target.create_publisher(target.elements(10, at_least=3)), fail_on_next=True)
+    probe.request(5)
+    target.settle()
+    return probe
+
+
 @rule("2.13", needs={"publisher"})
 def publisher_treats_a_raising_subscriber_as_cancelled(target):
     """2.13 (the publisher's side): after on_next raised, the subscription counts as cancelled and no
-    further signal follows. The probe breaks 2.13 on purpose here."""
-    probe = target.subscribe(target.create_publisher(target.elements(10, at_least=3)),
-                             raise_in_on_next=RuntimeError("the kit's subscriber fails on purpose"))
-    probe.request(5)
-    target.settle()
+    further signal follows. The probe breaks 2.13 on purpose here; its error coming back out of the
+    publisher's calls is how a synchronous publisher surfaces it, never a fault of the publisher."""
+    _raise_from_on_next(target)
+
+
+@rule("2.13.surfaced", needs={"publisher"})
+def publisher_surfaces_the_subscribers_error(target):
+    """2.13 (the caller's duty): the error a subscriber raised is made known: raised back to the caller of
+    the call that delivered it, logged, or handed to a thread's or an event loop's exception hook. Any of
+    these passes; swallowed without a trace is a warn (a fashion the kit cannot see is possible)."""
+    probe = _raise_from_on_next(target)
+    if probe.failed_on_purpose and not target.surfaced:
+        raise RuleViolation("2.13.surfaced", "the subscriber's error raised to the caller, logged, or handed to "
+                            "an exception hook", "nothing showed it: it was swallowed" + target.quiet_note())
 
 
 @rule("3.1", needs={"subscriber"})

@@ -1,0 +1,60 @@
+"""What the implementation reports while a check runs, kept in the check's trace.
+
+Log records (WARNING and above), exceptions that end its threads (`threading.excepthook`) and
+errors its event loops report become notes in the trace of the session running at that moment,
+instead of interleaving with the kit's output. The session also learns from them whether a
+publisher surfaced the error the kit's subscriber raised on purpose (the publisher's half of 2.13:
+"raise this error condition in a fashion adequate for the runtime environment").
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+SessionOf = Callable[[], Any]
+
+
+class _LogHandler(logging.Handler):
+    def __init__(self, session_of: SessionOf) -> None:
+        super().__init__(logging.WARNING)
+        self.session_of = session_of
+
+    def emit(self, record: logging.LogRecord) -> None:
+        session = self.session_of()
+        if session is None:
+            return
+        try:
+            message = record.getMessage()
+        except Exception as exc:  # a record whose arguments do not format: keep what can be shown
+            message = f"{record.msg!r} (its arguments did not format: {type(exc).__name__})"
+        exception = record.exc_info[1] if record.exc_info else None
+        session.report("log", exception, f"log {record.levelname} {record.name}: {message}")
+
+
+@contextlib.contextmanager
+def reports_into(session_of: SessionOf) -> Iterator[None]:
+    """Route the implementation's logs and thread deaths into `session_of()` while the block runs."""
+    handler = _LogHandler(session_of)
+    root = logging.getLogger()
+    root.addHandler(handler)
+    previous_hook = threading.excepthook
+
+    def thread_died(args: threading.ExceptHookArgs) -> None:
+        session = session_of()
+        if session is None or args.exc_type is SystemExit:
+            previous_hook(args)
+            return
+        name = args.thread.name if args.thread is not None else "a thread"
+        session.report("thread", args.exc_value, f"{name} ended with an uncaught {args.exc_type.__name__}")
+
+    threading.excepthook = thread_died
+    try:
+        yield
+    finally:
+        root.removeHandler(handler)
+        if threading.excepthook is thread_died:
+            threading.excepthook = previous_hook

@@ -1,0 +1,334 @@
+"""The per-check session: one check's use of a target.
+
+A check receives a `Session`. It creates the objects under test through the target's
+factories, subscribes kit probes to them, settles, and collects into one trace the
+violations the probes observe, the faults of the kit itself, and what the implementation
+reports meanwhile (logs, threads that died).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import secrets
+import threading
+import time
+import weakref
+from typing import TYPE_CHECKING, Any, Callable
+
+from .probes import OnPurpose, ProbeObserver, ProbePublisher, ProbeSubscriber, ProbeSubscription
+from .rules.catalog import load_catalog
+from .settle import InstrumentedExecutor, SettleOutcome, is_nested_loop_refusal
+from .signals import Label, Trace, show
+from .threads import mark_kit_thread
+from .verdict import NotApplicable, RuleViolation, TargetError
+
+if TYPE_CHECKING:
+    from .target import Profile, Target
+
+
+class RetryOutsideLoop(BaseException):
+    """The implementation runs an event loop of its own inside a call, which the kit's running loop
+    forbids: the check starts over with calls made outside any loop. A BaseException, so that no
+    `except Exception` between the call and the runner swallows it."""
+
+
+class KitFault(RuleViolation):
+    """The kit was about to break a rule itself; never charged to the target."""
+
+
+class Session:
+    """One check's use of a target: factories, probes, settling and the shared trace."""
+
+    def __init__(self, target: Target, deadline_s: float):
+        self.target = target
+        self.trace = Trace()
+        self.deadline = time.monotonic() + deadline_s
+        self.check_thread: threading.Thread | None = None
+        self.violations: list[RuleViolation] = []
+        self.kit_errors: list[BaseException] = []  # a check's own reaction raised
+        self.kit_faults: list[KitFault] = []  # the kit would have broken a rule
+        self.settled_by: list[str] = []  # how each settle was decided, first occurrence order
+        self.quiet_window_s = 0.0  # the longest quiet window a settle relied on
+        self.outstanding: list[tuple[str, str]] = []  # (call text, rule if it never returns)
+        self.on_purpose = OnPurpose(f"the kit's subscriber fails on purpose (2.13) [{secrets.token_hex(4)}]")
+        self.surfaced: list[str] = []  # how the on-purpose error came back: raised, log, thread, loop
+        self.kit_subscriptions: list[ProbeSubscription] = []
+        self._settler = target.make_settler(self.trace)
+        # Labels by id(); the weak reference tells a live object from a later one at the same address,
+        # without keeping anything alive (3.13 needs the subscriber collectable).
+        self._labels: dict[int, tuple[str, Callable[[], Any]]] = {}
+        self._numbers: dict[str, itertools.count] = {}
+        self._signalling = threading.local()
+        self._kit_subscribed: set[int] = set()  # subscribers under test the kit's publishers subscribed
+        self.probes: weakref.WeakSet[ProbeSubscriber] = weakref.WeakSet()
+
+    # -- what checks use ----------------------------------------------------------------
+
+    @property
+    def profile(self) -> Profile:
+        return self.target.profile
+
+    @property
+    def max_elements(self) -> int | None:
+        return self.target.max_elements
+
+    @property
+    def responsiveness_bound_s(self) -> float:
+        return self.target.responsiveness_bound_s
+
+    def has(self, capability: str) -> bool:
+        return capability in self.target.capabilities
+
+    def elements(self, wanted: int, *, at_least: int = 1) -> int:
+        """`wanted` elements, or as many as the publisher can produce; n/a below `at_least`."""
+        limit = self.target.max_elements
+        n = wanted if limit is None else min(wanted, limit)
+        if n < at_least:
+            raise NotApplicable(f"needs a publisher of at least {at_least} elements; max_elements is {limit}")
+        return n
+
+    def create_publisher(self, n: int) -> Any:
+        return self.target.new_publisher(self, n)
+
+    def create_failed_publisher(self) -> Any:
+        return self.target.new_failed_publisher(self)
+
+    def create_subscriber(self) -> Any:
+        return self.target.new_subscriber(self)
+
+    def create_whitebox_subscriber(self, observer: ProbeObserver) -> Any:
+        return self.target.new_whitebox_subscriber(self, observer)
+
+    def create_processor(self) -> Any:
+        return self.target.new_processor(self)
+
+    def observer(self) -> ProbeObserver:
+        return ProbeObserver(self, self.fresh_name("observer"))
+
+    def source(self, **options: Any) -> ProbePublisher:
+        """A kit publisher to drive a subscriber under test (manual unless given `elements`)."""
+        return ProbePublisher(self, self.fresh_name("source"), **options)
+
+    def probe(self, **options: Any) -> ProbeSubscriber:
+        probe = ProbeSubscriber(self, self.fresh_name("probe"), **options)
+        self.probes.add(probe)
+        return probe
+
+    def subscribe(self, publisher: Any, probe: ProbeSubscriber | None = None, **options: Any) -> ProbeSubscriber:
+        """Subscribe a probe (a new one unless given) to `publisher`; subscribe must return normally (1.9)."""
+        probe = probe or self.probe(**options)
+        if getattr(probe, "subscribe_calls", 0):
+            self.kit_fault("1.10", "a different subscriber for each subscribe", f"{probe.name} subscribed again")
+            return probe
+        probe.subscribe_calls = 1
+        self.call(publisher, "subscribe", (probe,), actor="publisher", rule_if_raises="1.9")
+        if not probe.subscribed:
+            self.settle()  # an asynchronous publisher's on_subscribe: the probe needs it to request
+        return probe
+
+    def settle(self) -> SettleOutcome:
+        """Return once the target can produce no further signal without outside input."""
+        outcome = self._settler.settle(self.deadline)
+        if outcome.method not in self.settled_by:
+            self.settled_by.append(outcome.method)
+        self.quiet_window_s = max(self.quiet_window_s, outcome.window_s)
+        for probe in list(self.probes):
+            if probe.cancelled:
+                probe.cancel_settled = True
+        for subscription in self.kit_subscriptions:
+            if subscription.cancelled:
+                subscription.cancel_settled = True
+        self.trace.note("settled" if outcome.method == "idle" else f"settled: {outcome.method}")
+        self.raise_pending()
+        return outcome
+
+    def quiet_note(self) -> str:
+        """What a verdict of "nothing (more) arrived" rests on, when a quiet window decided it."""
+        if "quiet-period" not in self.settled_by:
+            return ""
+        return (f" (settled by a quiet period of {self.quiet_window_s * 1000:.0f} ms: the implementation's own "
+                "threads could not be watched going idle)")
+
+    @property
+    def executor(self) -> InstrumentedExecutor:
+        if self._settler.executor is None:
+            self._settler.executor = InstrumentedExecutor()
+        return self._settler.executor
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        if self._settler.loop is None:
+            loop = asyncio.new_event_loop()
+            loop.set_exception_handler(lambda _loop, context: self.report(
+                "loop", context.get("exception"), f"event loop: {context.get('message', 'an error')}"))
+            self._settler.loop = loop
+        return self._settler.loop
+
+    def on_another_thread(self, call: Callable[[], None], *, rule: str) -> None:
+        """Make `call` on a kit thread other than the check's, and wait for it: nothing else of the kit's
+        runs meanwhile, so its calls stay serial. An implementation that lives on the kit's event loop gets
+        it on the loop's thread, where its calls belong (thread safety there is by construction, as in
+        JavaScript)."""
+        if self._settler.loop_used:
+            self.trace.note("the implementation lives on the kit's event loop: the call stays on the loop's thread")
+            call()
+            return
+        thread = threading.Thread(target=call, name="rstck-another-thread", daemon=True)
+        mark_kit_thread(thread)
+        thread.start()
+        thread.join(max(0.0, self.deadline - time.monotonic()))
+        if thread.is_alive():
+            raise RuleViolation(rule, "the call made on another thread to return", "it had not returned by the "
+                                "deadline", timed_out=True)
+
+    # -- what probes use ------------------------------------------------------------------
+
+    def fresh_name(self, prefix: str) -> str:
+        counter = self._numbers.setdefault(prefix, itertools.count(1))
+        return f"{prefix}#{next(counter)}"
+
+    def label(self, obj: Any, prefix: str | None = None) -> str:
+        """How the trace names an object: a kit probe by its name, anything else by `prefix` (its class
+        by default) and a number that stays the same for the object's life."""
+        if isinstance(obj, (ProbeSubscriber, ProbePublisher)):
+            return obj.name
+        known = self._labels.get(id(obj))
+        if known is not None and known[1]() is obj:
+            return known[0]
+        label = self.fresh_name(prefix or type(obj).__name__)
+        try:
+            ref = weakref.ref(obj)
+        except TypeError:  # not weakly referenceable: a strong reference is the only way to keep the name
+            ref = (lambda o: lambda: o)(obj)
+        self._labels[id(obj)] = (label, ref)
+        return label
+
+    @contextlib.contextmanager
+    def signalling(self, subscriber: Any, kind: str):
+        """Marks that this thread is inside signal `kind` to `subscriber` (the context of 2.3 and 3.1)."""
+        stack = self._signalling.__dict__.setdefault("stack", [])
+        stack.append((subscriber, kind))
+        try:
+            yield
+        finally:
+            stack.pop()
+
+    def signals_in_progress(self) -> list[tuple[Any, str]]:
+        """(subscriber, signal kind) of the kit's signals this thread is inside, outermost first."""
+        return list(self._signalling.__dict__.get("stack", ()))
+
+    def kit_subscribes(self, publisher: ProbePublisher, subscriber: Any) -> None:
+        """The kit's publishers give a subscriber on_subscribe once, unless the check is about 2.5."""
+        if id(subscriber) in self._kit_subscribed and not publisher.second_subscription:
+            self.kit_fault("2.12", "on_subscribe at most once for a given subscriber",
+                           f"{publisher.name} would subscribe {self.label(subscriber)} again")
+        self._kit_subscribed.add(id(subscriber))
+
+    def invoke(self, function: Callable[..., Any], args: tuple = ()) -> Any:
+        """Call into the implementation the way its target says (e.g. inside the target's running loop)."""
+        return self.target.invoke(self, function, args)
+
+    def call(self, obj: Any, method: str, args: tuple, *, actor: str, rule_if_raises: str,
+             rule_if_hangs: str | None = None) -> BaseException | None:
+        """Call a method of the implementation, record it, and charge a raise to `rule_if_raises`."""
+        signal = self.trace.record(method, actor, args)
+        hang_rule = rule_if_hangs or {"cancel": "3.5"}.get(method, rule_if_raises)
+        entry = (signal.call_text(), hang_rule)
+        self.outstanding.append(entry)
+        self.trace.enter()
+        try:
+            self.invoke(getattr(obj, method), args)
+        except Exception as exc:
+            if self._is_on_purpose(exc):
+                signal.outcome = "raised the kit's on-purpose error back (2.13: surfaced to the caller)"
+                self.surfaced.append("raised")
+                return exc
+            if is_nested_loop_refusal(exc) and self.target.leave_loop():
+                raise RetryOutsideLoop(f"{signal.call_text()} runs an event loop of its own") from exc
+            signal.outcome = f"raised {show(exc)}"
+            self.violate(rule_if_raises, f"{method}() to return normally", f"#{signal.seq} raised {show(exc)}")
+            return exc
+        finally:
+            self.trace.leave()
+            self.outstanding.remove(entry)
+            signal.returned_ns = time.monotonic_ns()
+        signal.outcome = "returned normally"
+        return None
+
+    def call_expecting_error(self, obj: Any, method: str, args: tuple, *, error_type: str, rule: str,
+                             actor: str = "publisher") -> None:
+        """Call a method that the rule says must raise `error_type` to its caller (1.9, 2.13)."""
+        signal = self.trace.record(method, actor, args)
+        self.trace.enter()
+        try:
+            self.invoke(getattr(obj, method), args)
+        except Exception as exc:
+            signal.outcome = f"raised {show(exc)}"
+            if error_type not in {cls.__name__ for cls in type(exc).__mro__}:
+                self.violate(rule, f"{method}() to raise {error_type}", f"#{signal.seq} raised {show(exc)}")
+        else:
+            signal.outcome = "returned normally"
+            self.violate(rule, f"{method}() to raise {error_type}", f"#{signal.seq} returned normally")
+        finally:
+            self.trace.leave()
+
+    def violate(self, rule: str, expected: str, observed: str) -> None:
+        self.violations.append(RuleViolation(rule, expected, observed))
+        self.trace.record("violation", "", (Label(f"!! {rule}: {observed}"),))
+
+    def kit_fault(self, rule: str, expected: str, observed: str) -> bool:
+        """The kit would break `rule` itself: recorded as the kit's fault (an error verdict). Returns False,
+        so that `return session.kit_fault(...)` both records and refuses."""
+        self.kit_faults.append(KitFault(rule, expected, observed))
+        self.trace.record("violation", "", (Label(f"!! the kit's own fault, {rule}: {observed}"),))
+        return False
+
+    def contract_deviation(self, expected: str, observed: str) -> None:
+        """The target did not make what its factory promises (create_publisher(n): exactly n elements)."""
+        raise TargetError(f"the target broke its contract: create_publisher(n) makes a publisher of exactly "
+                          f"n elements, then on_complete; expected {expected}, {observed}")
+
+    def report(self, source: str, exception: BaseException | None, text: str) -> None:
+        """Something the implementation reported (a log record, a thread that died, a loop error)."""
+        self.trace.note(text if exception is None else f"{text}: {show(exception)}")
+        if self._is_on_purpose(exception) or (source == "log" and str(self.on_purpose) in text):
+            self.surfaced.append(source)
+
+    def _is_on_purpose(self, exception: BaseException | None, depth: int = 0) -> bool:
+        """Whether `exception` is the on-purpose error, or carries it (as cause, context or in a group)."""
+        if exception is None or depth > 8:
+            return False
+        if exception is self.on_purpose:
+            return True
+        inner = list(getattr(exception, "exceptions", ()) or ()) + [exception.__cause__, exception.__context__]
+        return any(self._is_on_purpose(e, depth + 1) for e in inner if isinstance(e, BaseException))
+
+    def run_reaction(self, reaction: Callable[..., None], *args: Any) -> None:
+        try:
+            reaction(*args)
+        except Exception as exc:  # a check's own reaction broke: the kit's fault
+            self.kit_errors.append(exc)
+
+    def raise_pending(self) -> None:
+        """Raise the most severe violation recorded so far, if any."""
+        if self.violations:
+            raise load_catalog().most_severe(self.violations)
+
+    def finish(self) -> None:
+        """End the check as a well-behaved peer: cancel every subscription a probe still has open, and
+        complete every stream the kit still feeds to a subscriber under test (2.9 allows it at any time),
+        so that nothing the check started waits on forever."""
+        self.raise_pending()
+        for probe in list(self.probes):
+            if probe.subscription is not None and not probe.cancelled and not probe.terminated:
+                probe.cancel()
+        for subscription in self.kit_subscriptions:
+            if subscription.announced and not subscription.cancelled and subscription.publisher.can_signal(subscription):
+                subscription.publisher.send_complete(subscription=subscription, rule_if_raises="2.9")
+        self.raise_pending()
+
+    def close(self) -> None:
+        self.target.session_closed(self)
+        self._settler.close()

@@ -1,0 +1,256 @@
+"""Threads the kit does not own: which may still produce a signal, and which are parked.
+
+An implementation that delivers from threads it starts itself (a timer, a thread per
+request, a private worker, its own pool, an asyncio loop in a thread of its own) does work
+the kit cannot count. The kit looks at those threads instead: a thread that has ended
+can do nothing more; a thread blocked in an untimed wait that nobody has woken (an idle
+pool worker, a worker waiting on its queue, an idle event loop) can do nothing more without
+outside input; a thread waiting for a timer that is due soon will do something, so settling
+waits for it. Anything else (a thread running, sleeping or blocked in I/O) is judged by a
+quiet window, and the settle says so.
+
+The frames of other threads are read with `sys._current_frames()`; on Linux the kernel's
+scheduling state of each thread (`/proc/self/task/<tid>/stat`) tells a thread that is
+waiting for a CPU (still busy, however long a loaded machine keeps it waiting) from one
+that is blocked.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gc
+import inspect
+import linecache
+import queue as queue_module
+import selectors
+import sys
+import threading
+import weakref
+from typing import Any
+
+# Timers further away than this are not pending work (a heartbeat, an idle timeout).
+TIMER_HORIZON_S = 1.0
+
+_KIT = "_rstck_kit"
+
+
+def mark_kit_thread(thread: threading.Thread | None = None) -> None:
+    """Mark a thread as the kit's own: settling never waits for it, and its calls are the kit's."""
+    setattr(thread or threading.current_thread(), _KIT, True)
+
+
+def is_kit_thread(thread: threading.Thread) -> bool:
+    return thread is threading.main_thread() or getattr(thread, _KIT, False)
+
+
+def _lines_calling(function: Any, call: str) -> frozenset[int]:
+    lines, first = inspect.getsourcelines(function)
+    return frozenset(first + k for k, text in enumerate(lines) if call in text)
+
+
+_CONDITION_WAIT = threading.Condition.wait.__code__
+_CONDITION_WAIT_LINES = _lines_calling(threading.Condition.wait, "waiter.acquire(")
+
+
+@dataclasses.dataclass(frozen=True)
+class ThreadState:
+    """What a thread is doing, as far as settling is concerned.
+
+    kind: "ended"; "parked" (can do nothing more without outside input); "timer" (waiting for a
+    timer due in `due_s`); "blocked" (sleeping or blocked somewhere the kit cannot read: judged by a
+    quiet window); "running" (on a CPU or waiting for one).
+    """
+
+    kind: str
+    due_s: float = 0.0
+    where: tuple = ()  # the innermost frame's code and position, to tell that a blocked thread stayed put
+
+
+ENDED = ThreadState("ended")
+PARKED = ThreadState("parked")
+RUNNING = ThreadState("running")
+
+
+class ThreadWatch:
+    """One check's view of the threads it does not own.
+
+    Watched: threads started since the check began, threads that signalled or called into the
+    kit during the check, and threads that were parked when it began and no longer are (a
+    shared pool's worker woken by this check's work).
+    """
+
+    def __init__(self) -> None:
+        self._started_before: weakref.WeakSet[threading.Thread] = weakref.WeakSet(threading.enumerate())
+        frames = _current_frames()
+        self._parked_before = {t.ident for t in threading.enumerate()
+                               if not is_kit_thread(t) and _thread_state(t, frames.get(t.ident)).kind == "parked"}
+
+    def watched(self, signalling: set[int]) -> dict[int, threading.Thread | None]:
+        """The threads settling must account for, by ident; `signalling`: idents seen in the trace."""
+        by_ident = {t.ident if t.ident is not None else -id(t): t for t in threading.enumerate()}
+        frames = _current_frames()
+        chosen: dict[int, threading.Thread | None] = {}
+        for ident, thread in by_ident.items():
+            if thread is None or is_kit_thread(thread):
+                continue
+            if (thread not in self._started_before or ident in signalling
+                    or (ident in self._parked_before and _thread_state(thread, frames.get(ident)).kind != "parked")):
+                chosen[ident] = thread
+        for ident in signalling:  # threads not made by `threading` (C extensions) are known by ident only
+            if ident not in by_ident and ident in frames:
+                chosen[ident] = None
+        return chosen
+
+    @staticmethod
+    def states(threads: dict[int, threading.Thread | None]) -> dict[int, ThreadState]:
+        frames = _current_frames()
+        return {ident: _thread_state(thread, frames.get(ident)) for ident, thread in threads.items()}
+
+
+def _current_frames() -> dict[int, Any]:
+    """`sys._current_frames()` with the garbage collector held off: it holds CPython's thread-list lock
+    while it makes frame objects, and a collection then that frees a `threading.local` needs the same
+    lock (3.11 deadlocks on itself)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return sys._current_frames()
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def describe(threads: dict[int, threading.Thread | None], states: dict[int, ThreadState]) -> str:
+    names = [f"{thread.name if thread is not None else ident} ({states[ident].kind})"
+             for ident, thread in threads.items() if states[ident].kind != "ended"]
+    return ", ".join(names) or "none"
+
+
+def _thread_state(thread: threading.Thread | None, frame: Any) -> ThreadState:
+    if thread is not None and not thread._started.is_set() and not thread._is_stopped:  # type: ignore[attr-defined]
+        return RUNNING  # started a moment ago: not yet running its code
+    if thread is not None and not thread.is_alive():
+        return ENDED
+    return _state(thread, frame)
+
+
+# Threads seen parked (keyed by the Thread object: idents are reused): where (frame, code and
+# position) and how to tell that they still are. A thread parked across many checks (an idle pool,
+# a leftover worker) is then looked at in O(1).
+_parked: weakref.WeakKeyDictionary[threading.Thread, tuple[int, Any, int, Any]] = weakref.WeakKeyDictionary()
+
+
+def _state(thread: threading.Thread | None, frame: Any) -> ThreadState:
+    if frame is None:
+        return ENDED
+    known = _parked.get(thread) if thread is not None else None
+    if known is not None and known[:3] == (id(frame), frame.f_code, frame.f_lasti) and known[3]():
+        return PARKED
+    found = _parked_or_timer(frame)
+    if found is not None:
+        state, still = found
+        if still is not None and thread is not None:
+            _parked[thread] = (id(frame), frame.f_code, frame.f_lasti, still)
+        return state
+    where = (frame.f_code, frame.f_lasti)
+    scheduler_state = _scheduler_state(thread)
+    if scheduler_state == "R":
+        return ThreadState("running", where=where)
+    return ThreadState("blocked", where=where)
+
+
+def _parked_or_timer(frame: Any) -> tuple[ThreadState, Any] | None:
+    """A wait the kit can read: on a threading condition, on a SimpleQueue, an event loop's select.
+
+    Returns the state and, for a parked thread, a predicate that tells it is still parked there.
+    """
+    code = frame.f_code
+    try:
+        if code is _CONDITION_WAIT and frame.f_lineno in _CONDITION_WAIT_LINES:
+            if _starting_a_thread(frame):
+                return RUNNING, None
+            local = frame.f_locals
+            waiters = getattr(local.get("self"), "_waiters", None)
+            waiter = local.get("waiter")
+            if waiters is None or waiter not in waiters:
+                return RUNNING, None  # notify() takes a waiter off the list as it wakes it: about to run
+            state = _timeout_state(local.get("timeout"))
+            return state, ((lambda: waiter in waiters) if state is PARKED else None)
+        queue = _simple_queue_waited_on(frame)
+        if queue is not None:  # a pool's idle worker, a private worker reading its inbox
+            return (PARKED, queue.empty) if queue.empty() else (RUNNING, None)
+        if code.co_name == "select" and code.co_filename == selectors.__file__:
+            loop = frame.f_back.f_locals.get("self") if frame.f_back is not None else None
+            state = _event_loop_state(loop)
+            return None if state is None else (state, (lambda: _event_loop_state(loop) is PARKED)
+                                               if state is PARKED else None)
+    except Exception:  # a frame changing under us: judge the thread by its scheduling state instead
+        return None
+    return None
+
+
+def _simple_queue_waited_on(frame: Any) -> queue_module.SimpleQueue | None:
+    """The `queue.SimpleQueue` a frame is blocked reading (`q.get()`, `self.inbox.get()`), if any.
+
+    SimpleQueue.get blocks in C, so the frame shows only the line; the queue is the one that line
+    names among the frame's locals, or among the attributes of its `self`.
+    """
+    line = linecache.getline(frame.f_code.co_filename, frame.f_lineno)
+    if ".get(" not in line:
+        return None
+    local = frame.f_locals
+    for name, value in local.items():
+        if isinstance(value, queue_module.SimpleQueue) and f"{name}.get(" in line:
+            return value
+    owner = local.get("self")
+    for name, value in getattr(owner, "__dict__", {}).items():
+        if isinstance(value, queue_module.SimpleQueue) and f"self.{name}.get(" in line:
+            return value
+    return None
+
+
+_THREAD_START = threading.Thread.start.__code__
+
+
+def _starting_a_thread(frame: Any) -> bool:
+    """Whether this wait is Thread.start() waiting for the new thread to begin (it will, at once)."""
+    for _ in range(3):
+        frame = frame.f_back
+        if frame is None:
+            return False
+        if frame.f_code is _THREAD_START:
+            return True
+    return False
+
+
+def _timeout_state(timeout: Any) -> ThreadState:
+    if timeout is None or timeout < 0 or timeout > TIMER_HORIZON_S:
+        return PARKED
+    return ThreadState("timer", due_s=float(timeout))
+
+
+def _event_loop_state(loop: Any) -> ThreadState | None:
+    ready = getattr(loop, "_ready", None)
+    scheduled = getattr(loop, "_scheduled", None)
+    if ready is None or scheduled is None:
+        return None
+    if ready:
+        return RUNNING
+    whens = [handle.when() for handle in list(scheduled) if not handle.cancelled()]
+    if not whens:
+        return PARKED
+    return _timeout_state(max(0.0, min(whens) - loop.time()))
+
+
+def _scheduler_state(thread: threading.Thread | None) -> str:
+    """The kernel's state letter of a thread (R: running or runnable; S, D: blocked); "" if unknown."""
+    native_id = getattr(thread, "native_id", None)
+    if native_id is None or not sys.platform.startswith("linux"):
+        return ""
+    try:
+        with open(f"/proc/self/task/{native_id}/stat", "rb") as stat:
+            text = stat.read()
+    except OSError:
+        return ""
+    closing = text.rfind(b")")
+    return text[closing + 2:closing + 3].decode("ascii", "replace") if closing >= 0 else ""

@@ -1,0 +1,77 @@
+"""A processor target seen in one role: 4.1 says a processor obeys both contracts, so every
+publisher check runs against it as a publisher and every subscriber check as a subscriber."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from .session import Session
+from .settle import DEFAULT_DEADLINE_S, Settler
+from .signals import Trace
+from .target import FACTORY_CAPABILITIES, Target
+
+# The demand the kit's downstream probe keeps open on a processor under test as a subscriber,
+# so that the processor has a reason to request upstream.
+DOWNSTREAM_DEMAND = 16
+
+
+class _ProcessorView(Target):
+    role = ""
+
+    def __init__(self, processor_target: Target):
+        super().__init__()
+        self.base = processor_target
+        self.name = f"{processor_target.name} (processor as {self.role})"
+        self.profile = processor_target.profile
+        self.max_elements = processor_target.max_elements
+        self.quiet_period_s = processor_target.quiet_period_s
+        self.responsiveness_bound_s = processor_target.responsiveness_bound_s
+        self.capabilities = (processor_target.capabilities - set(FACTORY_CAPABILITIES) - {"observer"}) | {
+            self.role} | ({"failed_publisher"} if self.role == "publisher" else set())
+
+    def make_settler(self, trace: Trace) -> Settler:
+        return self.base.make_settler(trace)
+
+    def invoke(self, session: Session, function: Callable[..., Any], args: tuple) -> Any:
+        return self.base.invoke(session, function, args)
+
+    def leave_loop(self) -> bool:
+        return self.base.leave_loop()
+
+    def open_session(self, deadline_s: float = DEFAULT_DEADLINE_S) -> Session:
+        session = super().open_session(deadline_s)
+        self.base._active = session  # the processor's factory may use target.executor / target.loop
+        return session
+
+    def session_closed(self, session: Session) -> None:
+        super().session_closed(session)
+        self.base.session_closed(session)
+
+
+class ProcessorAsPublisher(_ProcessorView):
+    """The processor under test as a publisher: the kit's source upstream feeds it n elements."""
+
+    role = "publisher"
+
+    def new_publisher(self, session: Session, n: int) -> Any:
+        processor = self.base.new_processor(session)
+        session.source(elements=range(n)).subscribe(processor)
+        return processor
+
+    def new_failed_publisher(self, session: Session) -> Any:
+        processor = self.base.new_processor(session)
+        session.source(elements=(), fail_with=RuntimeError("the kit's upstream fails on purpose")).subscribe(processor)
+        return processor
+
+
+class ProcessorAsSubscriber(_ProcessorView):
+    """The processor under test as a subscriber: a kit probe downstream keeps demand open."""
+
+    role = "subscriber"
+
+    def new_subscriber(self, session: Session) -> Any:
+        processor = self.base.new_processor(session)
+        downstream = session.probe(on_next=lambda probe, _item: probe.request(1))
+        session.subscribe(processor, downstream)
+        downstream.request(DOWNSTREAM_DEMAND)
+        return processor

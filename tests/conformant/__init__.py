@@ -1,0 +1,1 @@
+"""Conformant zoo: correct Reactive Streams implementations in many real-world styles."""

@@ -1,0 +1,79 @@
+"""The conformant zoo (tests/conformant/): implementations written the way Python libraries are
+written, in a dozen styles, none of them taking anything from the kit. rstck must find every one
+conformant, fuzzing must find nothing, the verdicts must not change from run to run, and the
+kit's own probes must never break a rule against them (or against the shipped references).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import rstck.reference.targets as reference_targets
+from rstck.fuzz.campaign import ROLES
+from rstck.fuzz.run import run_machine
+from rstck.plan import plan
+from rstck.runner import Result, run_check
+from rstck.target import Target
+from rstck.verdict import Verdict
+
+from .conformant.targets import (EXPECTED_WARNINGS, PROCESSOR_TARGETS, PUBLISHER_TARGETS, SUBSCRIBER_TARGETS,
+                                 fresh)
+
+CONFORMANT = PUBLISHER_TARGETS + SUBSCRIBER_TARGETS + PROCESSOR_TARGETS
+REFERENCES = sorted(name for name, value in vars(reference_targets).items() if isinstance(value, Target))
+FUZZ_EXAMPLES = 200  # per role: a few hundred
+STABILITY_RUNS = 20
+
+
+def check_all(target: Target) -> list[Result]:
+    return [run_check(p.check, p.target, timeout_s=5.0) for p in plan(target)]
+
+
+def kit_faults(results: list[Result]) -> list[str]:
+    return [f"{r.rule} {r.check}: {r.reason}" for r in results if "the kit broke" in r.reason]
+
+
+def unexpected(name: str, results: list[Result]) -> list[str]:
+    allowed = EXPECTED_WARNINGS.get(name, set())
+    return [f"{r.rule} {r.check}: {r.verdict.value}\n{r.message}" for r in results
+            if r.verdict in (Verdict.FAIL, Verdict.WARN, Verdict.ERROR) and (r.violated or r.rule) not in allowed]
+
+
+@pytest.mark.parametrize("name", CONFORMANT)
+def test_every_check_passes_and_the_kit_breaks_no_rule(name):
+    results = check_all(fresh(name))
+    assert kit_faults(results) == []
+    assert unexpected(name, results) == []
+
+
+@pytest.mark.parametrize("name", CONFORMANT)
+def test_fuzzing_finds_nothing(name):
+    target = fresh(name)
+    findings = []
+    for role in (r for r in ROLES if r in target.capabilities):
+        for seed in range(FUZZ_EXAMPLES // 50):
+            report = run_machine(target, role, seed=seed, examples=50, steps=20, profile="rstck-ci", timeout_s=5.0,
+                                 shrink=False)
+            findings += report.findings
+    assert not findings, "\n\n".join(f"{f.role} {f.rule or f.kind}: {f.observed}\n{f.trace}" for f in findings)
+
+
+@pytest.mark.stability
+@pytest.mark.parametrize("name", CONFORMANT)
+def test_the_verdicts_are_the_same_in_every_run(name):
+    def verdicts() -> list[tuple[str, str, str]]:
+        results = check_all(fresh(name))
+        assert kit_faults(results) == [] and unexpected(name, results) == []
+        return [(r.rule, r.check, r.verdict.value) for r in results]
+
+    first = verdicts()
+    for run in range(2, STABILITY_RUNS + 1):
+        assert verdicts() == first, f"run {run} differs from run 1"
+
+
+@pytest.mark.parametrize("name", REFERENCES)
+def test_the_kit_breaks_no_rule_against_a_reference(name):
+    target = getattr(reference_targets, name)
+    results = check_all(target)
+    assert kit_faults(results) == []
+    assert [r for r in results if r.verdict in (Verdict.FAIL, Verdict.ERROR, Verdict.WARN)] == []
