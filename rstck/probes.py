@@ -16,11 +16,26 @@ import threading
 import time
 from typing import Any, Callable
 
-from .signals import Label, Signal, show
+from .signals import HEAD as TAPE_HEAD
+from .signals import Label, Signal, kept_as as _kept_as, show
+from .signals import SMALL_INT_HIGH as _SMALL_INT_HIGH
+from .signals import SMALL_INT_LOW as _SMALL_INT_LOW
 from .verdict import RuleViolation
 
 Reaction = Callable[..., None]
 _NOTHING = object()
+_get_ident = threading.get_ident
+# How many elements a probe keeps by default (it counts them all): enough for every check that
+# compares content, bounded for a stream of any length.
+KEEP_ELEMENTS = 1024
+
+
+def _describe(entry: Any) -> str:
+    """A signal still in progress, as a 1.3 message names it: a Signal, or a fast path's (seq, item)."""
+    if isinstance(entry, Signal):
+        return f"#{entry.seq} {entry.call_text()} (on {entry.thread})"
+    seq, item = entry
+    return f"#{seq} on_next({show(item)})"
 
 
 class OnPurpose(RuntimeError):
@@ -88,10 +103,15 @@ class ProbeSubscriber:
     `dwell_s` holds each signal that arrives on a foreign thread for that long, so that
     an overlapping call from another thread (1.3) has the chance to show itself.
     `fail_on_next` makes the first on_next raise the session's on-purpose error (2.13).
+    `keep` is how many elements it keeps (`elements`); `received` counts them all.
+
+    An on_next that needs nothing but counting (no reaction, nothing wrong so far) takes a fast
+    path: one lock, one trace entry, a few counters; so a long stream costs little per element.
     """
 
     def __init__(self, session: Any, name: str, *, on_subscribe: Reaction | None = None,
-                 on_next: Reaction | None = None, dwell_s: float = 0.0, fail_on_next: bool = False):
+                 on_next: Reaction | None = None, dwell_s: float = 0.0, fail_on_next: bool = False,
+                 keep: int = KEEP_ELEMENTS, timed: bool = False):
         self._session = session
         self.trace = session.trace
         self.name = name
@@ -99,25 +119,32 @@ class ProbeSubscriber:
         self.subscription_name = ""
         self.subscribed = 0
         self.elements: list[Any] = []
+        self.received = 0
+        self.keep = keep
         self.completed = 0
         self.errors: list[BaseException] = []
         self.requested = 0  # demand signalled while the subscription was live
         self.cancelled = False
         self.cancelled_at: int | None = None  # elements received when the first cancel was made
-        self.cancel_settled = False
+        self._cancel_settled = False
         self.silence_rule: str | None = None
         self.calls_after_terminal = 0  # cancels made after on_complete/on_error (1.6)
-        self.max_depth = 0  # deepest nesting of on_next within on_next on one thread
+        self._max_depth = 0  # deepest nesting of on_next within on_next on one thread, past the first
         self.reactions = {"on_subscribe": on_subscribe, "on_next": on_next}
         self.dwell_s = dwell_s
         self.fail_on_next = fail_on_next
         self.failed_on_purpose = False
+        self.timed = timed  # measure how long each request takes (3.4)
         self.last_request_s = 0.0  # duration of the last request, less time spent in this probe
         self._calls = SerialCalls()
         self._lock = threading.Lock()
-        self._inside: dict[int, list[Signal]] = {}  # thread id -> the on_* calls in progress on it
+        self._inside: dict[int, list[Any]] = {}  # thread id -> the signals in progress on it (none: no key)
+        self._gate = threading.Lock()  # held by the one on_next on the fast path
         self._on_next_depth: dict[int, int] = {}
         self._callback_ns = threading.local()
+        self._tape = self.trace.tape(name)
+        self._check_thread_id = session.check_thread_id
+        self._refresh()
 
     def __repr__(self) -> str:
         return self.name
@@ -128,7 +155,64 @@ class ProbeSubscriber:
         self._signal("on_subscribe", (subscription,), subscription is None)
 
     def on_next(self, item: Any) -> None:
-        self._signal("on_next", (item,), item is None)
+        gate = self._gate
+        if not (self._simple and item is not None and self.received < self.requested and gate.acquire(False)):
+            self._signal("on_next", (item,), item is None)  # anything but counting: the slow path judges it
+            return
+        try:
+            me = _get_ident()
+            inside = self._inside
+            fast = not inside or (len(inside) == 1 and me in inside)  # else another thread is inside: 1.3
+            if fast:  # counted, and kept on the probe's tape: the hot path of a long stream, kept lean
+                trace = self.trace
+                seq = next(trace._numbers)
+                if seq > trace.count:
+                    trace.count = seq
+                if me != self._check_thread_id:
+                    trace.saw(me)
+                shown = item if type(item) is int and _SMALL_INT_LOW < item < _SMALL_INT_HIGH else _kept_as(item)
+                received = self.received
+                if received < TAPE_HEAD:
+                    self._tape.head.append((seq, shown, me, trace._depth.get(me, 0)))
+                else:
+                    self._tape.tail.append((seq, shown, me, trace._depth.get(me, 0)))
+                if inside:  # nested in a slow-path on_next on this thread (3.3 counts the nesting)
+                    nested = self._on_next_depth.get(me, 0) + 1
+                    if nested > self._max_depth:
+                        self._max_depth = nested
+                if received < self.keep:
+                    self.elements.append(item)
+                self.received = received + 1
+        finally:
+            gate.release()
+        if not fast:
+            self._signal("on_next", (item,), False)
+
+    def _refresh(self) -> None:
+        """Whether an on_next needs nothing but counting: no reaction, no dwell, nothing wrong so far."""
+        self._simple = (self.subscribed == 1 and not (self.completed or self.errors or self.silence_rule
+                                                      or self._cancel_settled or self.fail_on_next or self.dwell_s
+                                                      or self.timed or self._session.abandoned)
+                        and self.reactions["on_next"] is None)
+
+    def react(self, kind: str, reaction: Reaction | None) -> None:
+        """Set (or clear, with None) what the probe does from inside `kind`."""
+        self.reactions[kind] = reaction
+        self._refresh()
+
+    @property
+    def max_depth(self) -> int:
+        """The deepest nesting of on_next within on_next on one thread (1: never nested)."""
+        return max(self._max_depth, 1 if self.received else 0)
+
+    @property
+    def cancel_settled(self) -> bool:
+        return self._cancel_settled
+
+    @cancel_settled.setter
+    def cancel_settled(self, value: bool) -> None:
+        self._cancel_settled = value
+        self._refresh()
 
     def on_error(self, error: BaseException) -> None:
         self._signal("on_error", (error,), error is None)
@@ -137,27 +221,33 @@ class ProbeSubscriber:
         self._signal("on_complete", (), False)
 
     def _signal(self, kind: str, args: tuple, null_argument: bool) -> None:
+        if self._session.abandoned:  # a call from what an abandoned check left behind: counted, not judged
+            self.trace.record_fast(kind, self.name, None)
+            return
         started = time.perf_counter_ns()
-        me = threading.get_ident()
+        me = _get_ident()
         if kind == "on_subscribe" and args[0] is not None:
             shown: tuple = (Label(self._session.label(args[0], "sub")),)
         else:
             shown = args
         signal = self.trace.record(kind, self.name, shown)
         with self._lock:
-            others = [stack[-1] for thread, stack in self._inside.items() if stack and thread != me]
+            others = [stack[-1] for thread, stack in self._inside.items() if thread != me]
+            if self._gate.locked():  # an on_next on the fast path, on another thread: the tape's last entry
+                last = (self._tape.tail or self._tape.head or [None])[-1]
+                others.append(last[:2] if last is not None else (self.trace.count, "…"))
             self._inside.setdefault(me, []).append(signal)
             if kind == "on_next":
                 depth = self._on_next_depth.get(me, 0) + 1
                 self._on_next_depth[me] = depth
-                self.max_depth = max(self.max_depth, depth)
+                self._max_depth = max(self._max_depth, depth)
         self.trace.enter()
         try:
             if others:
-                other = others[0]
+                other = _describe(others[0])
                 self._violate("1.3", "signals to a subscriber to be serial (not overlapping)",
                               f"#{signal.seq} {signal.call_text()} began on {signal.thread} while "
-                              f"#{other.seq} {other.call_text()} was still running on {other.thread}")
+                              f"{other} was still running")
             if null_argument:
                 signal.outcome = "raised TypeError (2.13: null argument)"
                 raise TypeError(f"{self.name}.{kind}: argument must not be None (rule 2.13)")
@@ -175,13 +265,18 @@ class ProbeSubscriber:
                 signal.outcome = f"raised {show(error)} (on purpose)"
                 raise error
         finally:
+            self._refresh()
             self.trace.leave()
             with self._lock:
-                self._inside[me].pop()
+                stack = self._inside[me]
+                stack.pop()
+                if not stack:
+                    del self._inside[me]
                 if kind == "on_next":
                     self._on_next_depth[me] -= 1
-            spent = getattr(self._callback_ns, "value", 0)
-            self._callback_ns.value = spent + time.perf_counter_ns() - started
+            if self.timed:
+                spent = getattr(self._callback_ns, "value", 0)
+                self._callback_ns.value = spent + time.perf_counter_ns() - started
 
     def _admit(self, kind: str, signal: Signal, args: tuple) -> None:
         """Check the signal against the publisher's rules, then take it in."""
@@ -208,11 +303,13 @@ class ProbeSubscriber:
             self._violate("1.7", "no signal after a terminal signal", f"{where} after {self._terminal_text()}")
         elif self.cancel_settled:
             self._violate("1.8", "no signal once cancel has taken effect", f"{where} after cancel had settled")
-        elif kind == "on_next" and len(self.elements) + 1 > self.requested:
+        elif kind == "on_next" and self.received + 1 > self.requested:
             self._violate("1.1", f"at most {show(self.requested)} on_next (the total requested)",
-                          f"{where} is on_next number {len(self.elements) + 1}")
+                          f"{where} is on_next number {self.received + 1}")
         if kind == "on_next":
-            self.elements.append(args[0])
+            self.received += 1
+            if len(self.elements) < self.keep:
+                self.elements.append(args[0])
         elif kind == "on_complete":
             self.completed += 1
         else:
@@ -233,13 +330,14 @@ class ProbeSubscriber:
             return
         if isinstance(n, int) and n > 0 and not self.cancelled:
             self.requested += n
-        reentrant = bool(self._inside.get(threading.get_ident()))
+        reentrant = threading.get_ident() in self._inside
         rule = rule_if_raises or ("3.2" if reentrant else "3.16")
         before = getattr(self._callback_ns, "value", 0)
         started = time.perf_counter_ns()
         self._session.call(self.subscription, "request", (n,), actor=self.subscription_name, rule_if_raises=rule)
-        spent_in_probe = getattr(self._callback_ns, "value", 0) - before
-        self.last_request_s = max(0, time.perf_counter_ns() - started - spent_in_probe) / 1e9
+        if self.timed:
+            spent_in_probe = getattr(self._callback_ns, "value", 0) - before
+            self.last_request_s = max(0, time.perf_counter_ns() - started - spent_in_probe) / 1e9
 
     def cancel(self, *, rule_if_raises: str = "3.15") -> None:
         """Cancel; also allowed after a terminal signal, where it must be a NOP (1.6)."""
@@ -250,7 +348,7 @@ class ProbeSubscriber:
 
     def _cancel_now(self, rule_if_raises: str) -> None:
         if not self.cancelled:
-            self.cancelled_at = len(self.elements)
+            self.cancelled_at = self.received
         self.cancelled = True
         self.calls_after_terminal += self.terminated
         self._session.call(self.subscription, "cancel", (), actor=self.subscription_name,
@@ -260,9 +358,10 @@ class ProbeSubscriber:
         if not self._session.violations:  # once is evidence enough
             self._violate("1.9", f"on_subscribe (a subscription to {call} on)", "no on_subscribe arrived")
 
-    def silence(self, rule: str) -> None:
-        """From now on any signal to this probe violates `rule`."""
+    def silence(self, rule: str | None) -> None:
+        """From now on any signal to this probe violates `rule` (None: no longer)."""
         self.silence_rule = rule
+        self._refresh()
 
     # -- state and expectations (called on the check's thread, after settle) ----------
 
@@ -272,7 +371,7 @@ class ProbeSubscriber:
 
     @property
     def signal_count(self) -> int:
-        return self.subscribed + len(self.elements) + self.completed + len(self.errors)
+        return self.subscribed + self.received + self.completed + len(self.errors)
 
     def _terminal_text(self) -> str:
         return "on_complete" if self.completed else f"on_error({show(self.errors[0])})"
@@ -285,7 +384,7 @@ class ProbeSubscriber:
         raise RuleViolation(rule, expected, observed + self._session.quiet_note())
 
     def observed(self) -> str:
-        parts = [f"{len(self.elements)} on_next"]
+        parts = [f"{self.received} on_next"]
         if self.completed:
             parts.append("on_complete")
         if self.errors:
@@ -301,7 +400,7 @@ class ProbeSubscriber:
     def expect_elements(self, count: int, rule: str) -> None:
         """Exactly `count` elements; more than that within demand breaks the target's contract, not `rule`."""
         self.expect_subscribed()
-        got = len(self.elements)
+        got = self.received
         if got > count:
             self._session.raise_pending()
             self._session.contract_deviation(f"{count} elements", f"{self.name} received {got} on_next")

@@ -16,11 +16,16 @@ from typing import Any
 from .rules import Check
 from .rules.catalog import load_catalog
 from .capture import reports_into
-from .session import RetryOutsideLoop, Session
+from .session import Outstanding, RetryOutsideLoop, Session
 from .settle import DEFAULT_DEADLINE_S, SettleTimeout, hang_grace
 from .target import Target
 from .threads import mark_kit_thread
 from .verdict import LEVEL_VERDICTS, BadInput, NotApplicable, RuleViolation, TargetError, Unsupported, Verdict
+
+# How often the runner looks at a running check, and how long a call that hung in an earlier check of
+# the same target may be under way before it counts as the same hang.
+WAIT_TICK_S = 0.05
+KNOWN_HANG_S = 0.5
 
 @dataclasses.dataclass
 class Result:
@@ -43,11 +48,18 @@ class Result:
     seed: str = ""
 
     reason: str = ""  # one line, for tables
+    # Threads an abandoned check left busy (not part of the row): the CLI starts a fresh worker process.
+    leftovers: list[str] = dataclasses.field(default_factory=list, repr=False, compare=False)
 
     def row(self) -> dict[str, Any]:
         row = dataclasses.asdict(self)
+        row.pop("leftovers")
         row["verdict"] = self.verdict.value
         return row
+
+
+# The fields of a result row (JSON Lines), in order.
+ROW_FIELDS = tuple(f.name for f in dataclasses.fields(Result) if f.name != "leftovers")
 
 
 def missing_capability(check: Check, target: Target) -> str | None:
@@ -67,16 +79,16 @@ def run_check(check: Check, target: Target, *, timeout_s: float = DEFAULT_DEADLI
 
     started = time.monotonic()
     for attempt in (1, 2):  # a second time only if the implementation runs an event loop of its own
-        session, worker, raised = _run_on_worker(check, target, timeout_s)
-        if not (raised and isinstance(raised[0], RetryOutsideLoop) and attempt == 1):
+        session, raised, hang = _run_on_worker(check, target, timeout_s)
+        if hang is not None or not (raised and isinstance(raised[0], RetryOutsideLoop) and attempt == 1):
             break
-        session.close()
     result.duration_s = round(time.monotonic() - started, 6)
-    if worker.is_alive():
-        _judge_hang(result, session, timeout_s)
+    if hang is not None:
+        session.abandon()
+        _judge_hang(result, session, hang)
+        result.leftovers = session.leftovers()
     else:
         _judge(result, session, raised[0] if raised else None)
-        session.close()
     result.settled_by = ",".join(session.settled_by) or "idle"
     result.trace = session.trace.render()
     if result.verdict not in (Verdict.PASS,) and result.trace:
@@ -84,8 +96,18 @@ def run_check(check: Check, target: Target, *, timeout_s: float = DEFAULT_DEADLI
     return result
 
 
-def _run_on_worker(check: Check, target: Target, timeout_s: float):
-    """Run the check on a thread of its own; the session, the thread, and what the check raised."""
+@dataclasses.dataclass
+class Hang:
+    """Why the runner stopped waiting for a check: the call it was stuck in (None: the check's own code)."""
+
+    stuck: Outstanding | None
+    waited_s: float
+    known_from: str = ""  # the check in which the same call hung first, when it was recognised by that
+
+
+def _run_on_worker(check: Check, target: Target, timeout_s: float) -> tuple[Session, list[BaseException],
+                                                                          Hang | None]:
+    """Run the check on a thread of its own; the session, what the check raised, and a hang if it did."""
     session = target.open_session(timeout_s)
     raised: list[BaseException] = []
 
@@ -96,13 +118,36 @@ def _run_on_worker(check: Check, target: Target, timeout_s: float):
             session.finish()
         except BaseException as exc:  # judged below, on the runner's thread
             raised.append(exc)
+        finally:
+            if not session.abandoned:
+                session.close()  # on the check's own thread: winding its loop down is bounded by the deadline
 
     worker = threading.Thread(target=body, name=f"rstck-check-{check.rule}", daemon=True)
     mark_kit_thread(worker)
     with reports_into(lambda: session):
         worker.start()
-        worker.join(timeout_s + hang_grace(timeout_s))
-    return session, worker, raised
+        hang = _wait(worker, session, target, check, timeout_s)
+    return session, raised, hang
+
+
+def _wait(worker: threading.Thread, session: Session, target: Target, check: Check, timeout_s: float) -> Hang | None:
+    """Wait for the check to end. It hangs once it outlives its deadline (and a grace), or once a call that
+    hung in an earlier check has been under way for KNOWN_HANG_S: a hang costs its full deadline once."""
+    started = time.monotonic()
+    end = started + timeout_s + hang_grace(timeout_s)
+    while True:
+        worker.join(WAIT_TICK_S)
+        if not worker.is_alive():
+            return None
+        now = time.monotonic()
+        stuck = session.outstanding[-1] if session.outstanding else None
+        first = target.known_hangs.get(stuck.method) if stuck is not None else None
+        if first is not None and now - stuck.since >= KNOWN_HANG_S:
+            return Hang(stuck, now - stuck.since, known_from=first)
+        if now >= end:
+            if stuck is not None:
+                target.known_hangs.setdefault(stuck.method, f"{check.rule} {check.name}")
+            return Hang(stuck, now - started)
 
 
 def _judge(result: Result, session: Session, exc: BaseException | None) -> None:
@@ -140,18 +185,32 @@ def _judge(result: Result, session: Session, exc: BaseException | None) -> None:
         result.message = f"error: {result.reason}\n{textwrap.indent(tb, '    ')}"
 
 
-def _judge_hang(result: Result, session: Session, timeout_s: float) -> None:
-    """The check thread never came back: charge the call it is stuck in."""
-    result.timed_out = True
-    stuck = session.outstanding[-1] if session.outstanding else None
-    if stuck:
-        call, rule = stuck
-        violation = RuleViolation(rule, f"{call} to return", f"it had not returned after {timeout_s:g} s",
-                                  timed_out=True)
+def _judge_hang(result: Result, session: Session, hang: Hang) -> None:
+    """The check thread never came back: charge the call it is stuck in, unless something it saw before
+    weighs more (a hang never hides a violation recorded before it)."""
+    stuck = hang.stuck
+    how_long = f"it had not returned after {hang.waited_s:.1f} s"
+    if hang.known_from:
+        how_long += f", and it never returned in {hang.known_from}"
+    if stuck is not None and not stuck.rule:  # a factory: the target is broken, not a rule
+        result.timed_out = True
+        result.verdict, result.reason = Verdict.ERROR, f"{stuck.text} never returned: the target's factory hangs"
+        result.message = f"error: {result.reason} ({how_long}; decided by a deadline)"
+        return
+    if stuck is not None:
+        hang_violation = RuleViolation(stuck.rule, f"{stuck.text} to return", how_long, timed_out=True)
     else:
-        violation = RuleViolation(result.rule, "the check to finish",
-                                  f"it was still running after {timeout_s:g} s", timed_out=True)
-    _violation(result, violation)
+        hang_violation = RuleViolation(result.rule, "the check to finish", how_long.replace("it had not returned",
+                                                                                            "it was still running"),
+                                       timed_out=True)
+    if session.violations:
+        earlier = load_catalog().most_severe(session.violations + [hang_violation])
+        if earlier is not hang_violation:
+            _violation(result, earlier)
+            result.message += f"\n  then: {hang_violation.expected}: {hang_violation.observed} (decided by a deadline)"
+            return
+    result.timed_out = True
+    _violation(result, hang_violation)
 
 
 def _violation(result: Result, violation: RuleViolation) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import itertools
 import secrets
 import threading
@@ -38,6 +39,17 @@ class KitFault(RuleViolation):
     """The kit was about to break a rule itself; never charged to the target."""
 
 
+@dataclasses.dataclass
+class Outstanding:
+    """A call into the implementation that has not returned yet: what to charge if it never does."""
+
+    text: str  # as the trace shows it: "sub#1.request(1)"
+    rule: str  # the rule a hang here breaks; "" for a factory (a target error)
+    method: str  # "request", "create_publisher", ...
+    since: float  # time.monotonic() when it began
+
+
+
 class Session:
     """One check's use of a target: factories, probes, settling and the shared trace."""
 
@@ -45,16 +57,18 @@ class Session:
         self.target = target
         self.trace = Trace()
         self.deadline = time.monotonic() + deadline_s
-        self.check_thread: threading.Thread | None = None
+        self._check_thread: threading.Thread | None = None
+        self.check_thread_id: int | None = None
         self.violations: list[RuleViolation] = []
         self.kit_errors: list[BaseException] = []  # a check's own reaction raised
         self.kit_faults: list[KitFault] = []  # the kit would have broken a rule
         self.settled_by: list[str] = []  # how each settle was decided, first occurrence order
         self.quiet_window_s = 0.0  # the longest quiet window a settle relied on
-        self.outstanding: list[tuple[str, str]] = []  # (call text, rule if it never returns)
+        self.outstanding: list[Outstanding] = []  # calls under way, innermost last
         self.on_purpose = OnPurpose(f"the kit's subscriber fails on purpose (2.13) [{secrets.token_hex(4)}]")
         self.surfaced: list[str] = []  # how the on-purpose error came back: raised, log, thread, loop
         self.kit_subscriptions: list[ProbeSubscription] = []
+        self.abandoned = False  # the runner gave up on this check: what it left behind is counted, not judged
         self._settler = target.make_settler(self.trace)
         # Labels by id(); the weak reference tells a live object from a later one at the same address,
         # without keeping anything alive (3.13 needs the subscriber collectable).
@@ -63,6 +77,17 @@ class Session:
         self._signalling = threading.local()
         self._kit_subscribed: set[int] = set()  # subscribers under test the kit's publishers subscribed
         self.probes: weakref.WeakSet[ProbeSubscriber] = weakref.WeakSet()
+
+    @property
+    def check_thread(self) -> threading.Thread | None:
+        """The thread the check runs on (the kit's own: signals on it are never a foreign thread's)."""
+        return self._check_thread
+
+    @check_thread.setter
+    def check_thread(self, thread: threading.Thread) -> None:
+        self._check_thread = thread
+        self.check_thread_id = thread.ident
+        self.target.bind_thread(thread, self)
 
     # -- what checks use ----------------------------------------------------------------
 
@@ -232,47 +257,62 @@ class Session:
 
     def call(self, obj: Any, method: str, args: tuple, *, actor: str, rule_if_raises: str,
              rule_if_hangs: str | None = None) -> BaseException | None:
-        """Call a method of the implementation, record it, and charge a raise to `rule_if_raises`."""
+        """Call a method of the implementation, record it, and charge a raise to `rule_if_raises`.
+
+        Whatever the implementation raises is its own doing, BaseExceptions included (a KeyboardInterrupt
+        or SystemExit raised by its code is no signal to the kit: the check runs on a thread of its own,
+        and a real interrupt from the terminal reaches the main thread only)."""
         signal = self.trace.record(method, actor, args)
         hang_rule = rule_if_hangs or {"cancel": "3.5"}.get(method, rule_if_raises)
-        entry = (signal.call_text(), hang_rule)
+        with self.underway(signal.call_text(), hang_rule, method):
+            try:
+                self.invoke(getattr(obj, method), args)
+            except RetryOutsideLoop:
+                raise
+            except BaseException as exc:  # noqa: BLE001 - see the docstring
+                if self._is_on_purpose(exc):
+                    signal.outcome = "raised the kit's on-purpose error back (2.13: surfaced to the caller)"
+                    self.surfaced.append("raised")
+                    return exc
+                if is_nested_loop_refusal(exc) and self.target.leave_loop():
+                    raise RetryOutsideLoop(f"{signal.call_text()} runs an event loop of its own") from exc
+                signal.outcome = f"raised {show(exc)}"
+                self.violate(rule_if_raises, f"{method}() to return normally", f"#{signal.seq} raised {show(exc)}")
+                return exc
+            finally:
+                signal.returned_ns = time.monotonic_ns()
+        signal.outcome = "returned normally"
+        return None
+
+    @contextlib.contextmanager
+    def underway(self, text: str, rule: str, method: str):
+        """Marks a call into the implementation as under way (nested in the trace): if it never returns, the
+        runner charges `rule` (a factory, with rule "", is a target error)."""
+        entry = Outstanding(text, rule, method, time.monotonic())
         self.outstanding.append(entry)
         self.trace.enter()
         try:
-            self.invoke(getattr(obj, method), args)
-        except Exception as exc:
-            if self._is_on_purpose(exc):
-                signal.outcome = "raised the kit's on-purpose error back (2.13: surfaced to the caller)"
-                self.surfaced.append("raised")
-                return exc
-            if is_nested_loop_refusal(exc) and self.target.leave_loop():
-                raise RetryOutsideLoop(f"{signal.call_text()} runs an event loop of its own") from exc
-            signal.outcome = f"raised {show(exc)}"
-            self.violate(rule_if_raises, f"{method}() to return normally", f"#{signal.seq} raised {show(exc)}")
-            return exc
+            yield entry
         finally:
             self.trace.leave()
             self.outstanding.remove(entry)
-            signal.returned_ns = time.monotonic_ns()
-        signal.outcome = "returned normally"
-        return None
 
     def call_expecting_error(self, obj: Any, method: str, args: tuple, *, error_type: str, rule: str,
                              actor: str = "publisher") -> None:
         """Call a method that the rule says must raise `error_type` to its caller (1.9, 2.13)."""
         signal = self.trace.record(method, actor, args)
-        self.trace.enter()
-        try:
-            self.invoke(getattr(obj, method), args)
-        except Exception as exc:
-            signal.outcome = f"raised {show(exc)}"
-            if error_type not in {cls.__name__ for cls in type(exc).__mro__}:
-                self.violate(rule, f"{method}() to raise {error_type}", f"#{signal.seq} raised {show(exc)}")
-        else:
-            signal.outcome = "returned normally"
-            self.violate(rule, f"{method}() to raise {error_type}", f"#{signal.seq} returned normally")
-        finally:
-            self.trace.leave()
+        with self.underway(signal.call_text(), rule, method):
+            try:
+                self.invoke(getattr(obj, method), args)
+            except RetryOutsideLoop:
+                raise
+            except BaseException as exc:  # noqa: BLE001 - the implementation's own doing (see call)
+                signal.outcome = f"raised {show(exc)}"
+                if error_type not in {cls.__name__ for cls in type(exc).__mro__}:
+                    self.violate(rule, f"{method}() to raise {error_type}", f"#{signal.seq} raised {show(exc)}")
+            else:
+                signal.outcome = "returned normally"
+                self.violate(rule, f"{method}() to raise {error_type}", f"#{signal.seq} returned normally")
 
     def violate(self, rule: str, expected: str, observed: str) -> None:
         self.violations.append(RuleViolation(rule, expected, observed))
@@ -328,6 +368,36 @@ class Session:
             if subscription.announced and not subscription.cancelled and subscription.publisher.can_signal(subscription):
                 subscription.publisher.send_complete(subscription=subscription, rule_if_raises="2.9")
         self.raise_pending()
+
+    def abandon(self) -> None:
+        """The check was given up at its deadline: from now on what it left behind (threads still
+        delivering, calls that return late) is counted, not recorded or judged, and the subscriptions its
+        probes still hold are cancelled (on a thread of their own: the cancel may hang as well)."""
+        self.abandoned = True
+        self.trace.recording = False
+        probes = list(self.probes)
+        for probe in probes:
+            probe._refresh()
+        open_subscriptions = [p for p in probes if p.subscription is not None and not p.cancelled and not p.terminated]
+
+        def cancel_all() -> None:
+            for probe in open_subscriptions:
+                probe.cancel()
+
+        if open_subscriptions:
+            thread = threading.Thread(target=cancel_all, name="rstck-abandon", daemon=True)
+            mark_kit_thread(thread)
+            thread.start()
+
+    def leftovers(self) -> list[str]:
+        """The threads an abandoned check left busy (on a CPU or waiting for one): its own, and the
+        implementation's it watched. Parked or blocked threads cost nothing and are not listed."""
+        threads = self._settler.threads.watched(self._settler.signalling())
+        if self._check_thread is not None and self._check_thread.is_alive():
+            threads[self._check_thread.ident] = self._check_thread
+        states = self._settler.threads.states(threads)
+        return [thread.name if thread is not None else str(ident)
+                for ident, thread in threads.items() if states[ident].kind == "running"]
 
     def close(self) -> None:
         self.target.session_closed(self)

@@ -184,7 +184,6 @@ class Settler:
         self.executor: InstrumentedExecutor | None = None
         self.threads = ThreadWatch()
         self.loop_used = False  # the implementation put work on the kit's loop: it lives there
-        self._scanned = 0  # trace signals looked at for the threads they came from
         self._signalling: set[int] = set()
         self._longest_gap_s = 0.0
 
@@ -232,16 +231,16 @@ class Settler:
 
     def _scan_trace(self) -> None:
         """Note the threads that signalled from outside the kit, and the longest they took to."""
-        signals = self.trace.signals_since(self._scanned)
-        previous_ns = self.trace.t_ns_before(self._scanned)
-        for signal in signals:
-            thread = threading._active.get(signal.thread_id)  # type: ignore[attr-defined]
+        for thread_id, gap_ns in list(self.trace.longest_gap_ns.items()):
+            thread = threading._active.get(thread_id)  # type: ignore[attr-defined]
             if thread is None or not is_kit_thread(thread):
-                self._signalling.add(signal.thread_id)
-                if previous_ns:
-                    self._longest_gap_s = max(self._longest_gap_s, (signal.t_ns - previous_ns) / 1e9)
-            previous_ns = signal.t_ns
-        self._scanned += len(signals)
+                self._signalling.add(thread_id)
+                self._longest_gap_s = max(self._longest_gap_s, gap_ns / 1e9)
+
+    def signalling(self) -> set[int]:
+        """The threads outside the kit that signalled in this check."""
+        self._scan_trace()
+        return set(self._signalling)
 
     def quiet_window(self, deadline: float) -> float:
         remaining = max(0.0, deadline - time.monotonic())
@@ -297,8 +296,32 @@ class Settler:
     def close(self) -> None:
         if self.executor is not None:
             self.executor.shutdown(wait=False, cancel_futures=True)
-        if self.loop is not None and not self.loop.is_closed() and not self.loop.is_running():
-            self.loop.close()
+        loop = self.loop
+        if loop is not None and not loop.is_closed() and not loop.is_running():
+            _cancel_leftover_tasks(loop)
+            loop.close()
+
+
+# How long a closing loop may take to let the tasks a check left behind finish their cancellation.
+TASK_CANCEL_BOUND_S = 0.5
+
+
+def _cancel_leftover_tasks(loop: asyncio.AbstractEventLoop) -> None:
+    """Cancel the tasks a check left on its loop and let them unwind (as asyncio.run does), within a bound:
+    a task left pending on a closed loop would fail later, wherever it happens to be collected."""
+    tasks = [task for task in asyncio.all_tasks(loop) if not task.done()]
+    if not tasks:
+        return
+    for task in tasks:
+        task.cancel()
+
+    async def unwound() -> None:
+        await asyncio.wait(tasks, timeout=TASK_CANCEL_BOUND_S)
+
+    try:
+        loop.run_until_complete(unwound())
+    except BaseException:  # noqa: BLE001 - a task that misbehaves while cancelled is the target's business
+        pass
 
 
 class FixedDelaySettler(Settler):

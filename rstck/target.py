@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import threading
+import weakref
 from typing import Any, Callable
 
 from .probes import ProbeObserver
@@ -46,6 +48,9 @@ class Target:
 
     def __init__(self) -> None:
         self._active: Session | None = None
+        # Calls that hung in a check, by method, with the check: the same hang later is recognised quickly.
+        self.known_hangs: dict[str, str] = {}
+        self._by_thread: weakref.WeakKeyDictionary[threading.Thread, Session] = weakref.WeakKeyDictionary()
 
     def new_publisher(self, session: Session, n: int) -> Any:
         raise NotApplicable("this target offers no publisher")
@@ -83,6 +88,11 @@ class Target:
         if self._active is session:
             self._active = None
 
+    def bind_thread(self, thread: threading.Thread, session: Session) -> None:
+        """`thread` runs `session`'s check: what it asks of the target (target.executor, target.loop) is that
+        session's, even once another check is the active one (an abandoned check's leftovers)."""
+        self._by_thread[thread] = session
+
     # Implementations reach the active session's loop and executor through the target,
     # so factories can be written once: lambda n: MyPublisher(range(n), target.executor).
     @property
@@ -94,9 +104,10 @@ class Target:
         return self._require_session("loop").loop
 
     def _require_session(self, what: str) -> Session:
-        if self._active is None:
+        session = self._by_thread.get(threading.current_thread()) or self._active
+        if session is None:
             raise RuntimeError(f"target.{what} exists only while a check runs: use it inside a factory")
-        return self._active
+        return session
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"

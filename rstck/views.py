@@ -26,6 +26,7 @@ class _ProcessorView(Target):
         self.max_elements = processor_target.max_elements
         self.quiet_period_s = processor_target.quiet_period_s
         self.responsiveness_bound_s = processor_target.responsiveness_bound_s
+        self.known_hangs = processor_target.known_hangs  # one processor, whichever role it is checked in
         self.capabilities = (processor_target.capabilities - set(FACTORY_CAPABILITIES) - {"observer"}) | {
             self.role} | ({"failed_publisher"} if self.role == "publisher" else set())
 
@@ -46,6 +47,10 @@ class _ProcessorView(Target):
     def session_closed(self, session: Session) -> None:
         super().session_closed(session)
         self.base.session_closed(session)
+
+    def bind_thread(self, thread, session: Session) -> None:
+        super().bind_thread(thread, session)
+        self.base.bind_thread(thread, session)
 
 
 class ProcessorAsPublisher(_ProcessorView):

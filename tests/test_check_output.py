@@ -77,7 +77,7 @@ def test_a_pytest_setup_error_prints_the_users_traceback_not_pytests(pytester):
 def test_a_1_3_failure_names_the_signal_it_overlapped(capsys):
     code, out = check(capsys, "tests.zoo.cli_targets:unserialized_executor_delivery", "--rules", "1.3")
     assert code == 1
-    assert re.search(r"while #\d+ \S+\.on_next\(\d+\) was still running", out), out
+    assert re.search(r"while #\d+ \S+\.on_next\(\d+\)( \(on [^)]*\))? was still running", out), out
 
 
 def test_progress_names_the_check_and_the_elapsed_time(capsys, monkeypatch):

@@ -17,11 +17,11 @@ import weakref
 
 import pytest
 
-from .conformant.processors import PrefetchingIdentity, UnicastIdentity
+from .conformant.processors import AsyncioIdentity, PrefetchingIdentity, UnicastIdentity
 from .conformant.publishers import (AsyncioNative, AsyncioOwnLoop, AsyncioOwnLoopFailed, Bounded, Empty,
                                     LoggingDrainLoop, PooledExecutor, PooledFailed, QueueWorker, ReplayMulticast,
                                     ReRaising, SyncFailed, SyncTrampolined, ThreadPerRequest, TimerDelayed)
-from .conformant.subscribers import Batching, OneByOne, WorkerThread
+from .conformant.subscribers import AsyncioBatching, Batching, OneByOne, WorkerThread
 
 MAX_DEMAND = 2**63 - 1
 TIMEOUT_S = 5.0
@@ -835,3 +835,413 @@ def test_prefetching_identity_lets_an_upstream_error_overtake_buffered_elements(
     processor.subscribe(recorder)
     processor.on_error(RuntimeError("upstream failed"))
     assert log.items == [0] and isinstance(log.errors[0], RuntimeError)
+
+
+# -- the asyncio subscriber and processor, driven on their loop -------------------------------------
+
+
+async def until_collected(ref: weakref.ref, what: str) -> None:
+    """Wait, letting the loop run, until `ref`'s object is gone: then nothing can reach it or call it any more."""
+    deadline = time.monotonic() + TIMEOUT_S
+    while ref() is not None:
+        assert time.monotonic() < deadline, f"{what} is still referenced"
+        gc.collect()
+        await asyncio.sleep(0.001)
+
+
+class UpstreamSubscription:
+    """A processor's upstream subscription that records its calls in a list kept apart from it, so that a
+    test can wait until the processor has let it go, after which it can be called no more."""
+
+    def __init__(self, calls: list):
+        self.calls = calls
+
+    def request(self, n):
+        self.calls.append(("request", n))
+
+    def cancel(self):
+        self.calls.append(("cancel",))
+
+
+def test_asyncio_batching_requests_capacity_then_half_after_each_half_processed():
+    async def main():
+        observer = Observer()
+        subscriber = AsyncioBatching(capacity=4, observer=observer)
+        subscription = ManualSubscription()
+        subscriber.on_subscribe(subscription)
+        assert subscription.requests == [4]  # from inside on_subscribe (2.1)
+        for item in range(2):
+            subscriber.on_next(item)
+        await until(lambda: subscription.requests == [4, 2], "a request once half was processed")
+        for item in range(2, 4):
+            subscriber.on_next(item)
+        await until(lambda: subscription.requests == [4, 2, 2], "a request once half was processed")
+        subscription.ended = True
+        subscriber.on_complete()
+        await asyncio.wait_for(subscriber.task, TIMEOUT_S)  # done: nothing more can be called
+        assert subscriber.items == [0, 1, 2, 3] and subscriber.completed and subscriber.error is None
+        assert subscription.requests == [4, 2, 2] and subscription.calls_after_end == []
+        assert subscription.threads == {threading.current_thread().name}  # all on the loop's thread (2.7)
+        assert observer.processed == ([("on_subscribe", None)] + [("on_next", i) for i in range(4)]
+                                      + [("on_complete", None)])
+
+    asyncio.run(main())
+
+
+@pytest.mark.parametrize("end", ["on_complete", "on_error"])
+def test_asyncio_batching_never_requests_once_the_end_has_arrived(end):
+    async def main():
+        observer = Observer()
+        subscriber = AsyncioBatching(capacity=4, observer=observer)
+        subscription = ManualSubscription()
+        subscriber.on_subscribe(subscription)
+        for item in range(4):
+            subscriber.on_next(item)  # processed later, on the task: the refills they make room for come too late
+        subscription.ended = True
+        error = RuntimeError("upstream failed")
+        getattr(subscriber, end)(*((error,) if end == "on_error" else ()))
+        await asyncio.wait_for(subscriber.task, TIMEOUT_S)
+        assert subscriber.items == [0, 1, 2, 3]
+        assert subscription.calls == [("request", 4)] and subscription.calls_after_end == []  # 2.3, 2.4
+        assert observer.processed[-1] == (end, error if end == "on_error" else None)
+        assert (subscriber.error, subscriber.completed) == ((error, False) if end == "on_error" else (None, True))
+
+    asyncio.run(main())
+
+
+@pytest.mark.parametrize("end", ["on_complete", "on_error"])
+def test_asyncio_batching_accepts_an_end_straight_after_on_subscribe(end):
+    async def main():
+        observer = Observer()
+        subscriber = AsyncioBatching(observer=observer)
+        subscription = ManualSubscription()
+        subscriber.on_subscribe(subscription)
+        subscription.ended = True
+        getattr(subscriber, end)(*((RuntimeError("upstream failed"),) if end == "on_error" else ()))
+        await asyncio.wait_for(subscriber.task, TIMEOUT_S)
+        assert subscription.calls == [("request", 8)] and subscription.calls_after_end == []
+        assert [kind for kind, _ in observer.processed] == ["on_subscribe", end]
+
+    asyncio.run(main())
+
+
+def test_asyncio_batching_raises_type_error_for_none():
+    async def main():
+        subscriber = AsyncioBatching()
+        for method in ("on_subscribe", "on_next", "on_error"):
+            with pytest.raises(TypeError):
+                getattr(subscriber, method)(None)
+        subscription = ManualSubscription()
+        subscriber.on_subscribe(subscription)
+        for method in ("on_subscribe", "on_next", "on_error"):
+            with pytest.raises(TypeError):
+                getattr(subscriber, method)(None)
+        subscriber.on_complete()
+        await asyncio.wait_for(subscriber.task, TIMEOUT_S)
+        assert subscriber.completed and subscriber.items == []
+
+    asyncio.run(main())
+
+
+def test_asyncio_batching_cancels_a_second_subscription():
+    async def main():
+        subscriber = AsyncioBatching()
+        first, second = ManualSubscription(), ManualSubscription()
+        subscriber.on_subscribe(first)
+        subscriber.on_subscribe(second)
+        assert second.calls == [("cancel",)]
+        subscriber.on_next(0)
+        subscriber.on_complete()
+        await asyncio.wait_for(subscriber.task, TIMEOUT_S)
+        assert first.calls == [("request", 8)] and subscriber.items == [0] and subscriber.completed
+
+    asyncio.run(main())
+
+
+def test_asyncio_batching_cancels_when_its_task_is_cancelled_and_takes_what_still_arrives_in_stride():
+    async def main():
+        observer = Observer()
+        subscriber = AsyncioBatching(capacity=4, observer=observer)
+        subscription = ManualSubscription()
+        subscriber.on_subscribe(subscription)
+        subscriber.on_next(0)
+        await until(lambda: subscriber.items == [0], "the first element processed")
+        subscriber.task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await subscriber.task
+        assert subscription.calls == [("request", 4), ("cancel",)]  # no longer needed (2.6)
+        subscriber.on_next(1)  # still requested when it cancelled (2.8): returns normally, not processed
+        subscriber.on_complete()
+        assert subscriber.items == [0] and not subscriber.completed
+        assert subscription.calls == [("request", 4), ("cancel",)]
+        assert observer.processed == [("on_subscribe", None), ("on_next", 0)]
+
+    asyncio.run(main())
+
+
+def test_asyncio_batching_consumes_whole_streams_from_the_asyncio_native_publisher():
+    async def main():
+        for n in (0, 1, 20):
+            subscriber = AsyncioBatching(capacity=4)
+            AsyncioNative(n).subscribe(subscriber)
+            await until(lambda: subscriber.completed, f"the end of a stream of {n}")
+            assert subscriber.items == list(range(n))
+
+    asyncio.run(main())
+
+
+def test_asyncio_identity_passes_elements_through_from_an_asyncio_publisher():
+    async def main():
+        processor = AsyncioIdentity()
+        AsyncioNative(30).subscribe(processor)
+        log = Log()
+        processor.subscribe(Recorder(log, initial=3, per_item=1))
+        await until(lambda: log.terminated, "on_complete")
+        assert log.items == list(range(30)) and log.completed and not log.errors
+        assert not log.overlapped
+
+    asyncio.run(main())
+
+
+def test_asyncio_identity_never_nests_deliveries_on_a_synchronous_upstream():
+    async def main():
+        processor = AsyncioIdentity()
+        SyncTrampolined(40).subscribe(processor)
+        log = Log()
+        processor.subscribe(Recorder(log, initial=1, per_item=1))  # each request goes upstream from inside on_next
+        await until(lambda: log.terminated, "on_complete")
+        assert log.items == list(range(40)) and log.completed
+        assert log.max_depth == 1 and not log.overlapped
+
+    asyncio.run(main())
+
+
+def test_asyncio_identity_chains_into_the_asyncio_batching_subscriber():
+    async def main():
+        processor = AsyncioIdentity()
+        AsyncioNative(25).subscribe(processor)
+        subscriber = AsyncioBatching(capacity=4)
+        processor.subscribe(subscriber)
+        await until(lambda: subscriber.completed, "the end of the stream")
+        assert subscriber.items == list(range(25))
+
+    asyncio.run(main())
+
+
+def test_asyncio_identity_requests_upstream_what_downstream_requests_capped_at_max_demand():
+    async def main():
+        processor = AsyncioIdentity()
+        log = Log()
+        recorder = Recorder(log)
+        processor.subscribe(recorder)  # before upstream is there
+        await until(lambda: log.events, "on_subscribe")
+        recorder.subscription.request(3)  # waits for upstream
+        upstream = ManualSubscription()
+        processor.on_subscribe(upstream)
+        await until(lambda: upstream.requests == [3], "the demand that waited for upstream")
+        recorder.subscription.request(5)
+        await until(lambda: upstream.requests == [3, 5], "the next request passed upstream")
+        for item in range(3):
+            processor.on_next(item)
+        await until(lambda: log.items == [0, 1, 2], "three elements")
+        recorder.subscription.request(MAX_DEMAND)
+        recorder.subscription.request(MAX_DEMAND)
+        processor.on_complete()
+        await until(lambda: log.terminated, "on_complete")
+        # 5 were still outstanding: the first MAX_DEMAND tops that up to 2**63-1, the second adds nothing (3.17)
+        assert upstream.requests == [3, 5, MAX_DEMAND - 5]
+        assert log.items == [0, 1, 2] and log.completed
+
+    asyncio.run(main())
+
+
+@pytest.mark.parametrize("end", ["on_complete", "on_error"])
+def test_asyncio_identity_propagates_the_end_and_never_calls_upstream_again(end):
+    async def main():
+        processor = AsyncioIdentity()
+        calls: list = []
+        upstream = UpstreamSubscription(calls)
+        processor.on_subscribe(upstream)
+        released = weakref.ref(upstream)
+        del upstream
+        log = Log()
+        recorder = Recorder(log, initial=4)
+        processor.subscribe(recorder)
+        await until(lambda: calls == [("request", 4)], "the request passed upstream")
+        processor.on_next(0)
+        error = RuntimeError("upstream failed")
+        getattr(processor, end)(*((error,) if end == "on_error" else ()))
+        await until(lambda: log.terminated, end)
+        assert log.items == [0] and (log.errors == [error] if end == "on_error" else log.completed)
+        recorder.subscription.request(5)  # after the end: a no-op, up and down
+        recorder.subscription.cancel()
+        await until_collected(released, "the ended upstream subscription")  # it can be called no more
+        assert calls == [("request", 4)]  # 2.3, 2.4
+        collected = weakref.ref(recorder)
+        del recorder
+        await until_collected(collected, "the ended subscriber")
+        assert len(log.events) == 3
+
+    asyncio.run(main())
+
+
+def test_asyncio_identity_passes_an_early_end_to_its_later_subscriber():
+    async def main():
+        for end in ("on_complete", "on_error"):
+            processor = AsyncioIdentity()
+            processor.on_subscribe(ManualSubscription())
+            error = RuntimeError("upstream failed")
+            getattr(processor, end)(*((error,) if end == "on_error" else ()))
+            log = Log()
+            processor.subscribe(Recorder(log))
+            await until(lambda: log.terminated, end)
+            assert log.events == [("on_subscribe", None), (end, error if end == "on_error" else None)]
+
+    asyncio.run(main())
+
+
+def test_asyncio_identity_cancels_upstream_when_downstream_cancels_and_drops_the_rest():
+    async def main():
+        processor = AsyncioIdentity()
+        upstream = ManualSubscription()
+        processor.on_subscribe(upstream)
+        log = Log()
+        recorder = Recorder(log, initial=5, cancel_at=1)
+        processor.subscribe(recorder)
+        collected = weakref.ref(recorder)
+        del recorder
+        await until(lambda: upstream.requests == [5], "the request passed upstream")
+        processor.on_next(0)
+        processor.on_next(1)  # queued behind 0: dropped once downstream has cancelled
+        await until(lambda: upstream.cancelled, "the upstream cancel")
+        processor.on_next(2)  # was requested: arrives after the cancel (2.8) and is dropped
+        processor.on_complete()
+        await until_collected(collected, "the cancelled subscriber")  # 3.13, and nothing more can reach it
+        assert log.items == [0] and not log.terminated
+        assert upstream.calls == [("request", 5), ("cancel",)]
+
+    asyncio.run(main())
+
+
+def test_asyncio_identity_cancel_from_another_thread_cancels_upstream_from_the_loop():
+    async def main():
+        processor = AsyncioIdentity()
+        upstream = ManualSubscription()
+        processor.on_subscribe(upstream)
+        log = Log()
+        recorder = Recorder(log, initial=1)
+        processor.subscribe(recorder)
+        await until(lambda: upstream.requests == [1], "the request passed upstream")
+        await asyncio.to_thread(recorder.subscription.cancel)  # 3.5: thread-safe
+        await asyncio.to_thread(recorder.subscription.cancel)  # 3.7: a no-op
+        await until(lambda: upstream.cancelled, "the upstream cancel")
+        assert upstream.calls == [("request", 1), ("cancel",)]
+        assert upstream.threads == {threading.current_thread().name}  # every upstream call from the loop
+
+    asyncio.run(main())
+
+
+@pytest.mark.parametrize("bad", [0, -1])
+def test_asyncio_identity_answers_a_non_positive_request_with_value_error_and_cancels_upstream(bad):
+    async def main():
+        processor = AsyncioIdentity()
+        calls: list = []
+        upstream = UpstreamSubscription(calls)
+        processor.on_subscribe(upstream)
+        released = weakref.ref(upstream)
+        del upstream
+        log = Log()
+        recorder = Recorder(log, initial=2)
+        processor.subscribe(recorder)
+        await until(lambda: calls == [("request", 2)], "the request passed upstream")
+        processor.on_next(0)
+        await until(lambda: log.items == [0], "the first element")
+        recorder.subscription.request(bad)
+        await until(lambda: log.terminated, "on_error")
+        [error] = log.errors
+        assert isinstance(error, ValueError) and "positive" in str(error)
+        recorder.subscription.request(1)  # after the end: a no-op
+        await until_collected(released, "the cancelled upstream subscription")
+        assert calls == [("request", 2), ("cancel",)]
+        assert log.items == [0]
+
+    asyncio.run(main())
+
+
+def test_asyncio_identity_logs_a_raising_subscriber_and_counts_it_cancelled(caplog):
+    async def main():
+        processor = AsyncioIdentity()
+        upstream = ManualSubscription()
+        processor.on_subscribe(upstream)
+        log = Log()
+        recorder = Recorder(log, initial=5, raise_at=2)
+        processor.subscribe(recorder)
+        collected = weakref.ref(recorder)
+        del recorder
+        await until(lambda: upstream.requests == [5], "the request passed upstream")
+        for item in range(3):
+            processor.on_next(item)
+        await until(lambda: upstream.cancelled, "the upstream cancel")
+        [record] = caplog.records
+        assert record.levelno == logging.WARNING and record.exc_info and "on purpose" in str(record.exc_info[1])
+        record.exc_info = None  # its traceback's frames would keep the subscriber alive
+        del record
+        caplog.clear()
+        processor.on_complete()
+        await until_collected(collected, "the raising subscriber")
+        assert log.items == [0, 1] and not log.terminated
+        assert upstream.calls == [("request", 5), ("cancel",)]
+
+    with caplog.at_level(logging.WARNING, logger="tests.conformant.processors"):
+        asyncio.run(main())
+
+
+def test_asyncio_identity_rejects_a_second_subscriber():
+    async def main():
+        processor = AsyncioIdentity()
+        upstream = ManualSubscription()
+        processor.on_subscribe(upstream)
+        first, second = Log(), Log()
+        processor.subscribe(Recorder(first, initial=1))
+        processor.subscribe(Recorder(second, initial=1))
+        await until(lambda: second.terminated and first.events, "the rejection")
+        assert second.events[0] == ("on_subscribe", None) and len(second.events) == 2
+        assert isinstance(second.errors[0], RuntimeError)
+        processor.on_next(0)
+        processor.on_complete()
+        await until(lambda: first.terminated, "the first subscriber's on_complete")
+        assert first.events == [("on_subscribe", None), ("on_next", 0), ("on_complete", None)]
+        assert upstream.calls == [("request", 1)]  # only the first subscriber's demand
+
+    asyncio.run(main())
+
+
+def test_asyncio_identity_fails_downstream_and_cancels_an_upstream_that_sends_beyond_demand():
+    async def main():
+        processor = AsyncioIdentity()
+        upstream = ManualSubscription()
+        processor.on_subscribe(upstream)
+        log = Log()
+        processor.subscribe(Recorder(log, initial=1))
+        await until(lambda: upstream.requests == [1], "the request passed upstream")
+        processor.on_next(0)
+        processor.on_next(1)  # not requested (1.1)
+        await until(lambda: log.terminated, "on_error")
+        assert log.items == [0] and isinstance(log.errors[0], RuntimeError)
+        assert upstream.calls == [("request", 1), ("cancel",)]
+
+    asyncio.run(main())
+
+
+def test_asyncio_identity_raises_type_error_for_none_and_cancels_a_second_upstream():
+    async def main():
+        processor = AsyncioIdentity()
+        for method in ("on_subscribe", "on_next", "on_error", "subscribe"):
+            with pytest.raises(TypeError):
+                getattr(processor, method)(None)
+        first, second = ManualSubscription(), ManualSubscription()
+        processor.on_subscribe(first)
+        processor.on_subscribe(second)
+        assert second.calls == [("cancel",)] and first.calls == []
+
+    asyncio.run(main())

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 import shlex
@@ -14,7 +13,7 @@ from rstck import InProcessTarget
 from rstck.cli import main
 from rstck.reference.publishers import IterablePublisher
 from rstck.reference.subscribers import SyncSubscriber
-from rstck.runner import Result
+from rstck.runner import ROW_FIELDS
 
 REFERENCE = "rstck.reference.targets:sync_publisher"
 MUTANT = "tests.zoo.cli_targets:excess_on_next"
@@ -65,7 +64,7 @@ def test_a_violation_is_printed_rule_first_with_its_trace_and_one_replay_command
     rows = [json.loads(line) for line in (tmp_path / "rows" / "fuzz-excess_on_next.jsonl").read_text().splitlines()]
     assert {r["rule"] for r in rows} >= {"1.1"}
     for row in rows:
-        assert set(row) == {f.name for f in dataclasses.fields(Result)}
+        assert set(row) == set(ROW_FIELDS)
         assert row["verdict"] == "fail" and row["check"] == "fuzz-publisher" and ":" in row["seed"]
 
 

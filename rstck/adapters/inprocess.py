@@ -18,8 +18,8 @@ import traceback
 from typing import Any, Callable
 
 from ..probes import ProbeObserver
-from ..session import Session
-from ..settle import RESPONSIVENESS_BOUND_S, call_in_loop
+from ..session import RetryOutsideLoop, Session
+from ..settle import RESPONSIVENESS_BOUND_S, call_in_loop, is_nested_loop_refusal
 from ..signals import show
 from ..target import FACTORY_CAPABILITIES, PYTHON, Profile, Target
 from ..verdict import TargetError
@@ -135,8 +135,13 @@ class InProcessTarget(Target):
 def _made(session: Session, call: str, role: str, factory: Callable[..., Any], *args: Any) -> Any:
     """Call a factory; what it raises or returns instead of a `role` is the target's fault, not a rule's."""
     try:
-        made = session.invoke(factory, args)
-    except Exception as exc:
+        with session.underway(call, "", call.split("(")[0]):  # a factory that never returns: a target error
+            made = session.invoke(factory, args)
+    except RetryOutsideLoop:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - whatever a factory raises is the target's
+        if is_nested_loop_refusal(exc) and session.target.leave_loop():
+            raise RetryOutsideLoop(f"{call} runs an event loop of its own") from exc
         raise TargetError(f"{call} raised {show(exc)}\n{users_traceback(exc)}") from exc
     missing = [m for m in ROLE_METHODS[role] if not callable(getattr(made, m, None))]
     if made is None or missing:

@@ -24,11 +24,13 @@ from hypothesis.stateful import initialize, rule
 
 from ..signals import show
 from .machine import RunContext, step
-from .publisher import PublisherMachine, Watch
-from .strategies import weighted
+from .publisher import PublisherMachine, Watch, subscriber_index
+from .strategies import demands, weighted
 from .upstream import Upstream
 
 NONE_ARGUMENTS = ("on_next", "on_subscribe", "on_error")
+# The most elements the upstream serves in one step.
+MAX_SERVED = 16
 # Elements most of the time: a terminal signal ends the upstream for the rest of the example.
 UPSTREAM_ACTIONS = {"next": 6, "complete": 1, "error": 1, "subscribe again": 1, "None": 1}
 
@@ -75,6 +77,15 @@ class ProcessorMachine(PublisherMachine):
         elif "null_arguments" in self.capabilities:
             upstream.send_none(method)
 
+    @rule(which=subscriber_index, n=demands)
+    @step
+    def request_then_serve(self, which: int, n: int) -> None:
+        """A downstream request, then the upstream serves at once whatever the processor asked it for:
+        the ordering that shows a processor passing on more than was asked of it (1.1)."""
+        if self.watches:
+            self._request(self.watches[which % len(self.watches)], n)
+        self.upstream.send(MAX_SERVED)
+
     # -- the downstream side: the publisher machine's steps, against the processor ----------------
 
     def _publisher_for(self, source: str, which: int, size: int) -> tuple[Any, int | None]:
@@ -101,11 +112,11 @@ class ProcessorMachine(PublisherMachine):
             session.violate("4.1", f"the upstream elements unchanged and in order ({show(sent)})",
                             f"{probe.name} got {show(probe.elements)}")
             return
-        outstanding = probe.requested - len(probe.elements)
+        outstanding = probe.requested - probe.received
         if probe.terminated or probe.cancelled or outstanding <= 0 or not self._sole_live_subscriber(watch):
             return
         subscription = upstream.subscription
-        held = subscription.delivered - len(probe.elements) - watch.sent_before
+        held = subscription.delivered - probe.received - watch.sent_before
         if subscription.terminal == "on_error" and watch.before_terminal:
             session.violate("4.2", "on_error propagated downstream, or a recovery",
                             f"{probe.name} had demand pending and heard nothing after the upstream's on_error")

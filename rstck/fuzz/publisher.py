@@ -126,7 +126,7 @@ class PublisherMachine(FuzzMachine):
         if not self.watches:
             return
         watch = self.watches[which % len(self.watches)]
-        watch.probe.reactions["on_next"] = self._reaction(watch, on_next)
+        watch.probe.react("on_next", self._reaction(watch, on_next))
         self.session.trace.note(f"{watch.probe.name} will {on_next!r}" if on_next
                                 else f"{watch.probe.name} stops reacting to on_next")
 
@@ -157,7 +157,7 @@ class PublisherMachine(FuzzMachine):
             return probe.cancel(rule_if_raises="1.6")  # a NOP, and allowed: 1.6
         if probe.cancelled:
             return self._after_cancel(probe, "3.7", lambda rule: probe.cancel(rule_if_raises=rule))
-        watch.elements_at_cancel = len(probe.elements)
+        watch.elements_at_cancel = probe.received
         watch.range_error_due = False  # the cancel may overtake a pending 3.9 on_error
         probe.cancel()
 
@@ -174,14 +174,14 @@ class PublisherMachine(FuzzMachine):
         try:
             call(rule)
         finally:
-            probe.silence_rule = before
+            probe.silence(before)
 
     def _reaction(self, watch: Watch, reaction: Reaction | None):
         if reaction is None:
             return None
 
         def react(probe: ProbeSubscriber, _argument: Any) -> None:
-            if reaction.where == "on_next" and not reaction.due(len(probe.elements)):
+            if reaction.where == "on_next" and not reaction.due(probe.received):
                 return
             if watch.reactions_run >= MAX_REACTIONS:
                 return
@@ -220,7 +220,7 @@ class PublisherMachine(FuzzMachine):
         for watch in self.watches:
             probe = watch.probe
             if watch.elements_at_cancel is not None:
-                late = len(probe.elements) - watch.elements_at_cancel
+                late = probe.received - watch.elements_at_cancel
                 if late > CANCEL_SLACK:
                     self.session.violate("3.12", f"at most {CANCEL_SLACK} on_next after cancel (eventually none)",
                                          f"{probe.name} received {late} on_next after its cancel")
@@ -257,10 +257,10 @@ class PublisherMachine(FuzzMachine):
                 session.violate("1.4", "on_error from a failed publisher",
                                 f"{probe.name} had requested {show(probe.requested)} and heard nothing once settled")
             return
-        outstanding = probe.requested - len(probe.elements)
+        outstanding = probe.requested - probe.received
         if probe.terminated or probe.cancelled or outstanding <= 0 or not self._sole_live_subscriber(watch):
             return
-        delivered = len(probe.elements)
+        delivered = probe.received
         if delivered < watch.size:
             session.violate("3.8", "the outstanding demand served (or a terminal signal)",
                             f"{probe.name} requested {show(probe.requested)} in all and got {delivered} of "

@@ -203,9 +203,11 @@ def _hang(context: RunContext, role: str, seed: int, timeout_s: float) -> Findin
     """The step never returned: charge the call it is stuck in, as the rule runner does."""
     session = context.session
     stuck = session.outstanding[-1] if session is not None and session.outstanding else None
+    if session is not None:
+        session.abandon()  # what the stuck step left behind is counted from now on, not recorded
     if stuck:
-        call, rule = stuck
-        expected, observed = f"{call} to return", f"it had not returned after {timeout_s:g} s"
+        rule = stuck.rule  # "" for a factory: an error, not a violation
+        expected, observed = f"{stuck.text} to return", f"it had not returned after {timeout_s:g} s"
     else:
         rule, expected, observed = "", "the step to finish", f"a step was still running after {timeout_s:g} s"
     return Finding(role=role, kind="violation" if rule else "error", rule=rule, expected=expected,

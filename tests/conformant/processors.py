@@ -1,13 +1,15 @@
 """Conformant identity processors: elements pass through unchanged.
 
-Both are unicast: the first subscriber is served, any later one is rejected with
-on_subscribe then on_error (1.9's only legal way). Both keep the calls in each
-direction serial, though the two directions are driven from different sides: upstream
-signals arrive on the upstream's threads, downstream requests on the downstream's.
+All are unicast: the first subscriber is served, any later one is rejected with
+on_subscribe then on_error (1.9's only legal way). All keep the calls in each
+direction serial. The first two are driven from both sides: upstream signals arrive on
+the upstream's threads, downstream requests on the downstream's; the asyncio one lives
+on its event loop, whose thread makes every call.
 """
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import logging
 import threading
@@ -412,3 +414,149 @@ class PrefetchingIdentity:
                     self._buffer.clear()
             else:
                 _log.error("%s's %s raised", type(callee).__name__, method, exc_info=True)
+
+
+class AsyncioIdentity:
+    """Idiomatic asyncio: every call comes on the loop's thread, and signals for downstream wait
+    in a deque that a `loop.call_soon` callback drains.
+
+    It requests upstream exactly what downstream requests (demand made before upstream's
+    on_subscribe waits for it), so whatever waits in the deque was requested. The non-obvious
+    part is that nothing is signalled downstream from inside a call: upstream's signals and
+    subscribe only queue, and the drain runs on a later turn of the loop. So a request that
+    downstream makes inside on_next, passed at once to a synchronous upstream, only queues the
+    next element (3.3), and downstream's signals never nest or overlap (1.3). cancel, which 3.5
+    wants thread-safe, only marks the end and hands the upstream cancel to the loop with
+    `call_soon_threadsafe`.
+    """
+
+    BATCH = 32  # signals per turn of the loop; the rest wait for the next turn
+
+    def __init__(self):
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._outbox: collections.deque = collections.deque()  # (method, *args) for downstream, in order
+        self._draining = False  # a drain is scheduled
+        # upstream side
+        self._upstream = None  # live upstream subscription; None before, after its end, after our cancel
+        self._upstream_seen = False
+        self._unasked = 0  # downstream demand made before upstream's on_subscribe
+        self._outstanding = 0  # requested upstream and not yet received
+        # downstream side
+        self._has_subscriber = False
+        self._downstream = None  # None before subscribe, and once cancelled, failed or ended (3.13)
+        self._ended = False  # the end is queued for downstream, or it cancelled: nothing more goes to it
+
+    # -- subscriber side (upstream signals) -----------------------------------------------------
+
+    def on_subscribe(self, subscription) -> None:
+        _require(subscription, "subscription")
+        if self._upstream_seen:
+            subscription.cancel()  # 2.5
+            return
+        self._upstream_seen = True
+        if self._ended:
+            subscription.cancel()  # downstream is gone already: nothing will be asked for
+            return
+        self._upstream = subscription
+        if self._unasked:
+            self._outstanding, self._unasked = self._unasked, 0
+            subscription.request(self._outstanding)
+
+    def on_next(self, item) -> None:
+        _require(item, "item")
+        if self._ended:
+            return  # requested before downstream cancelled (2.8): dropped
+        if self._outstanding == 0:
+            return self._fail(RuntimeError("upstream signalled more than requested (rule 1.1)"))
+        self._outstanding -= 1
+        self._send("on_next", item)
+
+    def on_error(self, error) -> None:
+        _require(error, "error")
+        self._upstream_ended("on_error", error)
+
+    def on_complete(self) -> None:
+        self._upstream_ended("on_complete")
+
+    def _upstream_ended(self, *end) -> None:
+        self._upstream = None  # 2.4: never called again
+        if not self._ended:
+            self._ended = True
+            self._send(*end)
+
+    # -- publisher side ---------------------------------------------------------------------------
+
+    def subscribe(self, subscriber) -> None:
+        _require(subscriber, "subscriber")
+        self._loop = loop = asyncio.get_running_loop()
+        if self._has_subscriber:
+            loop.call_soon(_reject, subscriber, type(self).__name__)
+            return
+        self._has_subscriber = True
+        self._downstream = subscriber
+        self._outbox.appendleft(("on_subscribe", _DownstreamSubscription(self)))  # before an early end
+        self._schedule_drain()
+
+    def _downstream_request(self, n) -> None:
+        if self._ended:
+            return  # 3.6
+        if not (isinstance(n, int) and n > 0):
+            return self._fail(_non_positive_request(n))
+        n = min(n, MAX_DEMAND - self._unasked - self._outstanding)  # 3.17: capped
+        if n <= 0:
+            return
+        if self._upstream is not None:
+            self._outstanding += n
+            self._upstream.request(n)
+        elif not self._upstream_seen:
+            self._unasked += n
+
+    def _downstream_cancel(self) -> None:
+        self._downstream = None  # nothing more reaches it, and it may go now (3.13)
+        if not self._ended:  # later cancels, or one after the end was queued, are no-ops (3.7)
+            self._ended = True
+            self._loop.call_soon_threadsafe(self._cancel_upstream)
+
+    def _fail(self, error: BaseException) -> None:
+        """End downstream with `error`, after what is already queued for it, and cancel upstream."""
+        self._ended = True
+        self._send("on_error", error)
+        self._cancel_upstream()
+
+    def _cancel_upstream(self) -> None:
+        upstream, self._upstream = self._upstream, None
+        if upstream is not None:
+            upstream.cancel()
+
+    # -- downstream signals -------------------------------------------------------------------------
+
+    def _send(self, *signal) -> None:
+        self._outbox.append(signal)
+        if self._downstream is not None:
+            self._schedule_drain()
+
+    def _schedule_drain(self) -> None:
+        if not self._draining:
+            self._draining = True
+            self._loop.call_soon(self._drain)
+
+    def _drain(self) -> None:
+        self._draining = False
+        for _ in range(self.BATCH):
+            downstream = self._downstream
+            if downstream is None:
+                return self._outbox.clear()  # it cancelled: what was still queued for it is dropped
+            if not self._outbox:
+                return
+            method, *args = self._outbox.popleft()
+            if method in ("on_complete", "on_error"):
+                self._downstream = None  # its last signal
+            try:
+                getattr(downstream, method)(*args)
+            except Exception:
+                _log.warning("the subscriber's %s raised; its subscription counts as cancelled (rule 2.13)", method,
+                             exc_info=True)
+                self._downstream_cancel()
+                return self._outbox.clear()
+        if self._outbox:
+            self._schedule_drain()

@@ -9,6 +9,7 @@ subscriber's own cancel are not processed, so they are not reported.
 
 from __future__ import annotations
 
+import asyncio
 import queue
 import threading
 
@@ -207,6 +208,95 @@ class WorkerThread:
                     self._report("on_complete_processed")
                 self.finished.set()
                 return
+
+    def _report(self, method: str, *args) -> None:
+        if self.observer is not None:
+            getattr(self.observer, method)(*args)
+
+
+class AsyncioBatching:
+    """Idiomatic asyncio: the signal methods put each signal on an `asyncio.Queue`, and a task
+    created in on_subscribe processes them, in order, on the same loop.
+
+    It asks for `capacity` in on_subscribe; the task asks for half of that again each time it has
+    processed that half. The non-obvious part is that the task's request comes one or more turns of
+    the loop after the on_next that made room, so on_complete or on_error may have arrived in
+    between: they set `_ended` at once, and the task looks at it right before each request, with
+    no `await` in between, so it never requests after the end (2.4). Everything runs on the loop's
+    thread, which is what keeps its calls serial (2.7). If its task is cancelled, the subscription
+    is no longer needed: it cancels it (2.6) and ignores whatever still arrives (2.8).
+    """
+
+    def __init__(self, capacity: int = 8, *, observer=None):
+        if capacity < 2:
+            raise ValueError(f"capacity must be at least 2, got {capacity}")
+        self.capacity = capacity
+        self.observer = observer
+        self.items: list = []
+        self.error: BaseException | None = None
+        self.completed = False
+        self.task: asyncio.Task | None = None  # the processing task; done once the end is processed
+        self._inbox: asyncio.Queue = asyncio.Queue()  # unbounded, but never holds more than was requested
+        self._subscription = None
+        self._ended = False  # on_complete/on_error received: the subscription is over (2.4)
+        self._cancelled = False  # cancelled by itself: no more processing, no more calls
+
+    def on_subscribe(self, subscription) -> None:
+        _require(subscription, "subscription")
+        if self._subscription is not None:
+            subscription.cancel()  # single-use (2.5)
+            return
+        self._subscription = subscription
+        self._inbox.put_nowait(("on_subscribe", None))
+        self.task = asyncio.get_running_loop().create_task(self._process())
+        subscription.request(self.capacity)
+
+    def on_next(self, item) -> None:
+        _require(item, "item")
+        if not self._cancelled:  # after its own cancel (2.8): not processed
+            self._inbox.put_nowait(("on_next", item))
+
+    def on_error(self, error) -> None:
+        _require(error, "error")
+        self._end("on_error", error)
+
+    def on_complete(self) -> None:
+        self._end("on_complete", None)
+
+    def _end(self, kind: str, value) -> None:
+        self._ended = True  # no call on the subscription from here on, not even from the task (2.3, 2.4)
+        if not self._cancelled:
+            self._inbox.put_nowait((kind, value))
+
+    async def _process(self) -> None:
+        half = self.capacity // 2
+        processed = 0  # elements processed since the last request
+        try:
+            while True:
+                kind, value = await self._inbox.get()
+                if kind == "on_subscribe":
+                    self._report("on_subscribe_processed")
+                elif kind == "on_next":
+                    self.items.append(value)
+                    self._report("on_next_processed", value)
+                    processed += 1
+                    if processed == half:
+                        processed = 0
+                        if not self._ended:
+                            self._subscription.request(half)
+                else:
+                    if kind == "on_error":
+                        self.error = value
+                        self._report("on_error_processed", value)
+                    else:
+                        self.completed = True
+                        self._report("on_complete_processed")
+                    return
+        except asyncio.CancelledError:
+            if not self._ended:
+                self._cancelled = True
+                self._subscription.cancel()
+            raise
 
     def _report(self, method: str, *args) -> None:
         if self.observer is not None:

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import rstck
 
-from .processors import PrefetchingIdentity, UnicastIdentity
+from .processors import AsyncioIdentity, PrefetchingIdentity, UnicastIdentity
 from .publishers import (AsyncioNative, AsyncioOwnLoop, AsyncioOwnLoopFailed, Bounded, Empty, LoggingDrainLoop,
                          PooledExecutor, PooledFailed, QueueWorker, ReplayMulticast, ReRaising, SyncFailed,
                          SyncTrampolined, ThreadPerRequest, TimerDelayed)
-from .subscribers import Batching, OneByOne, WorkerThread
+from .subscribers import AsyncioBatching, Batching, OneByOne, WorkerThread
 
 # -- publishers ------------------------------------------------------------------------------
 
@@ -102,6 +102,13 @@ def _worker_thread():
                                  name="conformant worker-thread subscriber")
 
 
+def _asyncio_batching():
+    return rstck.InProcessTarget(create_subscriber=lambda: AsyncioBatching(capacity=8),
+                                 create_whitebox_subscriber=lambda observer: AsyncioBatching(capacity=8,
+                                                                                             observer=observer),
+                                 name="conformant asyncio batching subscriber")
+
+
 # -- processors ------------------------------------------------------------------------------
 
 
@@ -112,6 +119,10 @@ def _unicast_identity():
 def _prefetching_identity():
     return rstck.InProcessTarget(create_processor=lambda: PrefetchingIdentity(),
                                  name="conformant prefetching identity")
+
+
+def _asyncio_identity():
+    return rstck.InProcessTarget(create_processor=lambda: AsyncioIdentity(), name="conformant asyncio identity")
 
 
 _BUILDERS = {
@@ -131,15 +142,17 @@ _BUILDERS = {
     "batching_take_five": _batching_take_five,
     "one_by_one": _one_by_one,
     "worker_thread": _worker_thread,
+    "asyncio_batching": _asyncio_batching,
     "unicast_identity": _unicast_identity,
     "prefetching_identity": _prefetching_identity,
+    "asyncio_identity": _asyncio_identity,
 }
 
 PUBLISHER_TARGETS = ["sync_trampolined", "thread_per_request", "queue_worker", "timer_delayed", "pooled_executor",
                      "asyncio_native", "asyncio_own_loop", "replay_multicast", "bounded", "re_raising",
                      "logging_drain_loop", "empty"]
-SUBSCRIBER_TARGETS = ["batching", "batching_take_five", "one_by_one", "worker_thread"]
-PROCESSOR_TARGETS = ["unicast_identity", "prefetching_identity"]
+SUBSCRIBER_TARGETS = ["batching", "batching_take_five", "one_by_one", "worker_thread", "asyncio_batching"]
+PROCESSOR_TARGETS = ["unicast_identity", "prefetching_identity", "asyncio_identity"]
 
 # Verdicts the kit is right to give: OneByOne asks for one element at a time, which 2.1
 # RECOMMENDS against ("stop-and-wait"), so a warning there is correct. Every other
@@ -171,5 +184,7 @@ batching = fresh("batching")
 batching_take_five = fresh("batching_take_five")
 one_by_one = fresh("one_by_one")
 worker_thread = fresh("worker_thread")
+asyncio_batching = fresh("asyncio_batching")
 unicast_identity = fresh("unicast_identity")
 prefetching_identity = fresh("prefetching_identity")
+asyncio_identity = fresh("asyncio_identity")

@@ -22,7 +22,7 @@ def wire(target):
 
 def pump(target, upstream, downstream, want: int, elements) -> None:
     """Serve the processor's upstream demand from `elements` until downstream has `want` elements."""
-    while len(downstream.elements) < want and not downstream.terminated:
+    while downstream.received < want and not downstream.terminated:
         if not upstream.send_available(elements, limit=1):
             break
         target.settle()
@@ -59,7 +59,7 @@ def upstream_error_is_propagated_or_recovered(target):
     downstream.request(4)
     target.settle()
     pump(target, upstream, downstream, 2, iter(range(2)))
-    delivered = len(downstream.elements)
+    delivered = downstream.received
     if not upstream.can_signal():
         raise NotApplicable("the processor ended its upstream subscription before the kit could fail it")
     upstream.send_error(RuntimeError("the kit's upstream fails on purpose"))
@@ -67,7 +67,7 @@ def upstream_error_is_propagated_or_recovered(target):
     target.settle()
     if downstream.errors:
         return
-    if not (downstream.completed or len(downstream.elements) > delivered):
+    if not (downstream.completed or downstream.received > delivered):
         raise RuleViolation("4.2", "on_error propagated downstream, or a recovery (further elements or "
                                    "on_complete downstream)", f"downstream heard nothing after the upstream error "
                                                               f"({downstream.observed()})")

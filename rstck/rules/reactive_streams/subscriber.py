@@ -87,9 +87,14 @@ def on_next_returns_promptly(target):
 
 
 def end_stream(target, source, terminal: str, *, after: int, **send_options) -> None:
-    """Offer `after` elements, then end the stream with `terminal` (unless the subscriber cancelled)."""
-    feed(target, source, after)
-    if not source.subscription.cancelled and source.can_signal():
+    """Offer `after` elements, then end the stream with `terminal` (unless the subscriber cancelled). The
+    last element and the end go together, without a settle between them, so that a subscriber that
+    requests more on a thread or task of its own still has that request under way when the end comes."""
+    sent = feed(target, source, max(0, after - 1))
+    subscription = source.subscription
+    if sent < after and not subscription.cancelled and source.can_signal():
+        source.send_available([sent], limit=1)
+    if not subscription.cancelled and source.can_signal():
         if terminal == "on_complete":
             source.send_complete(**send_options)
         else:
