@@ -10,7 +10,7 @@ publisher surfaced the error the kit's subscriber raised on purpose (the publish
 from __future__ import annotations
 
 import contextlib
-import logging
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -18,29 +18,34 @@ from typing import Any
 SessionOf = Callable[[], Any]
 
 
-class _LogHandler(logging.Handler):
-    def __init__(self, session_of: SessionOf) -> None:
-        super().__init__(logging.WARNING)
-        self.session_of = session_of
+def _log_handler(logging: Any, session_of: SessionOf) -> Any:
+    class LogHandler(logging.Handler):
+        def emit(self, record: Any) -> None:
+            _log_record(session_of, record)
 
-    def emit(self, record: logging.LogRecord) -> None:
-        session = self.session_of()
-        if session is None:
-            return
-        try:
-            message = record.getMessage()
-        except Exception as exc:  # a record whose arguments do not format: keep what can be shown
-            message = f"{record.msg!r} (its arguments did not format: {type(exc).__name__})"
-        exception = record.exc_info[1] if record.exc_info else None
-        session.report("log", exception, f"log {record.levelname} {record.name}: {message}")
+    return LogHandler(logging.WARNING)
+
+
+def _log_record(session_of: SessionOf, record: Any) -> None:
+    session = session_of()
+    if session is None:
+        return
+    try:
+        message = record.getMessage()
+    except BaseException as exc:  # noqa: BLE001 - a record whose arguments do not format: keep what shows
+        message = f"{record.msg!r} (its arguments did not format: {type(exc).__name__})"
+    exception = record.exc_info[1] if record.exc_info else None
+    session.report("log", exception, f"log {record.levelname} {record.name}: {message}")
 
 
 @contextlib.contextmanager
 def reports_into(session_of: SessionOf) -> Iterator[None]:
-    """Route the implementation's logs and thread deaths into `session_of()` while the block runs."""
-    handler = _LogHandler(session_of)
-    root = logging.getLogger()
-    root.addHandler(handler)
+    """Route the implementation's logs and thread deaths into `session_of()` while the block runs. Logging is
+    hooked only if it is loaded: an implementation that never imported it cannot log."""
+    logging = sys.modules.get("logging")
+    handler = _log_handler(logging, session_of) if logging is not None else None
+    if handler is not None:
+        logging.getLogger().addHandler(handler)
     previous_hook = threading.excepthook
 
     def thread_died(args: threading.ExceptHookArgs) -> None:
@@ -55,6 +60,7 @@ def reports_into(session_of: SessionOf) -> Iterator[None]:
     try:
         yield
     finally:
-        root.removeHandler(handler)
+        if handler is not None:
+            logging.getLogger().removeHandler(handler)
         if threading.excepthook is thread_died:
             threading.excepthook = previous_hook

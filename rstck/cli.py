@@ -4,22 +4,29 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import pathlib
 import re
 import sys
 import textwrap
-import threading
 import time
 
-from .plan import Planned, plan, untested_items, unserved
+from .plan import untested_items
 from .rules import all_checks
 from .rules.catalog import load_catalog
-from .runner import Result, run_check
+from .runner import Result
 from .settle import DEFAULT_DEADLINE_S
-from .target import load_target
+from .signals import escape_controls
+from .threads import end_process
+from .supervise import CheckRun, KitBroke, Observer, supervise
 from .verdict import BadInput, Verdict
 
 EXIT_CONFORMANT, EXIT_NONCONFORMANT, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_INTERRUPTED = 130  # the user's Ctrl-C, as a shell reports it
+MAX_TIMEOUT_S = 3600.0
+MAX_FUZZ_EXAMPLES = 1_000_000
+MAX_STREAM_LENGTH = 1_000_000_000
+DEFAULT_FUZZ_EXAMPLES = 100  # per role, in the fuzz phase (rstck/fuzz/phase.py)
 
 # Which verdict speaks for a rule with several checks.
 _SEVERITY = [Verdict.FAIL, Verdict.ERROR, Verdict.WARN, Verdict.UNSUPPORTED, Verdict.PASS,
@@ -30,9 +37,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     try:
-        return args.run(args)
+        code = args.run(args)
+        if argv is None:  # the command, not a test calling main(): threads a target left must not keep it alive
+            end_process(code, lambda text: print(text, file=sys.stderr))
+        return code
     except BadInput as exc:
-        print(f"rstck: {exc}", file=sys.stderr)
+        print(f"rstck: {escape_controls(str(exc))}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KitBroke as exc:
+        print(f"rstck: the kit broke (a defect of rstck, not of the target):\n{escape_controls(str(exc))}",
+              file=sys.stderr)
         return EXIT_BAD_INPUT
     except BrokenPipeError:  # `rstck rules | head`: the reader has seen enough
         sys.stderr.close()
@@ -52,7 +66,12 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--list", action="store_true", help="show what would run, run nothing")
     check.add_argument("--no-fuzz", action="store_true", help="skip the short fuzz phase after the checks")
     check.add_argument("--fuzz-examples", type=int, default=None, metavar="N",
-                       help="examples per role in the fuzz phase (default 100)")
+                       help=f"examples per role in the fuzz phase (default {DEFAULT_FUZZ_EXAMPLES})")
+    check.add_argument("--stream-length", type=int, default=0, metavar="N",
+                       help="the stress mode: the checks that stream (1.1, 3.8, 3.17) deliver N elements")
+    check.add_argument("--in-process", action="store_true",
+                       help="run the checks in this process, not a supervised worker (for a debugger); a target "
+                            "that ends the process then ends the run")
     check.set_defaults(run=_check)
 
     rules = commands.add_parser("rules", help="list the catalogue and what covers each item")
@@ -65,108 +84,95 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _check(args: argparse.Namespace) -> int:
-    if args.timeout <= 0:
-        raise BadInput(f"--timeout must be positive, got {args.timeout:g}")
-    if args.fuzz_examples is not None and args.fuzz_examples < 1:
-        raise BadInput(f"--fuzz-examples must be at least 1, got {args.fuzz_examples}")
-    target = load_target(args.target)
-    planned = plan(target, rules=args.rules)
-    skipped = unserved(target, rules=args.rules)
-    if not planned:
-        offered = ", ".join(sorted(target.capabilities & {"publisher", "subscriber", "processor"})) or "nothing"
-        raise BadInput(f"no check to run: the selection {args.rules or 'all'} has none for what the target "
-                       f"offers ({offered})")
+    if not (math.isfinite(args.timeout) and 0 < args.timeout <= MAX_TIMEOUT_S):
+        raise BadInput(f"--timeout must be a number of seconds above 0 and at most {MAX_TIMEOUT_S:g}, "
+                       f"got {args.timeout:g}")
+    if args.fuzz_examples is not None and not 1 <= args.fuzz_examples <= MAX_FUZZ_EXAMPLES:
+        raise BadInput(f"--fuzz-examples must be between 1 and {MAX_FUZZ_EXAMPLES}, got {args.fuzz_examples}")
+    if not 0 <= args.stream_length <= MAX_STREAM_LENGTH:
+        raise BadInput(f"--stream-length must be between 1 and {MAX_STREAM_LENGTH}, got {args.stream_length}")
+    if args.rules:
+        load_catalog().select(args.rules)  # an unknown rule id is bad input before anything starts
+    fuzz = 0 if args.no_fuzz or args.rules else (args.fuzz_examples or DEFAULT_FUZZ_EXAMPLES)
+    run = CheckRun(args.target, args.rules, args.timeout, fuzz, stream_length=args.stream_length, list_only=args.list)
+    observer = _CheckObserver(pathlib.Path(args.results) if args.results else None, listing=args.list)
+    outcome = supervise(run, observer, in_process=args.in_process)
     if args.list:
-        for p in planned:
-            item = load_catalog()[p.check.rule]
-            print(f"{p.check.rule:<8} {item.level:<11} {p.check.role:<12} {p.check.name}")
-        print(f"{len(planned)} checks would run against {target.name}")
+        for info in outcome.checks:
+            print(f"{info['rule']:<8} {info['level']:<11} {info['role']:<12} {info['check']}")
+        print(f"{len(outcome.checks)} checks would run against {escape_controls(outcome.target)}")
         return EXIT_CONFORMANT
-    results = _run_with_progress(planned, args.timeout)
-    fuzz_lines: list[str] = []
-    if not args.no_fuzz and not args.rules:  # a selection of rules asks for those checks only
-        from .fuzz.phase import DEFAULT_EXAMPLES, run_phase  # Hypothesis is imported only when it runs
-
-        rows, summaries = run_phase(target, args.target, examples=args.fuzz_examples or DEFAULT_EXAMPLES,
-                                    timeout_s=args.timeout)
-        results += rows
-        fuzz_lines = [f"fuzz {s.role}: {s.examples} examples ({s.steps} steps) in {s.duration_s:.1f} s, "
-                      f"{s.findings or 'no'} finding{'s' * (s.findings != 1)}" for s in summaries]
-    if args.results:
-        _write_results(pathlib.Path(args.results), target.name, results)
+    results = [_result(row) for row in outcome.rows]
     items = _print_table(results, args.rules)
-    for line in fuzz_lines:
-        print(line)
-    return _summarise(results, items, skipped)
+    for summary in outcome.fuzz:
+        findings = summary["findings"]
+        print(f"fuzz {summary['role']}: {summary['examples']} examples ({summary['steps']} steps) in "
+              f"{summary['duration_s']:.1f} s, {findings or 'no'} finding{'s' * (findings != 1)}")
+    for note in outcome.notes:
+        print(f"note: {escape_controls(note)}")
+    if outcome.interrupted:
+        print(f"\nrstck: interrupted after {len(results)} of {len(outcome.checks)} checks; "
+              f"{'the rows so far are in ' + args.results if args.results else 'nothing was written'}")
+        return EXIT_INTERRUPTED
+    return _summarise(results, items, outcome.skipped, planned=len(outcome.checks))
 
 
-class _Progress:
-    """On a terminal: the check being run and its elapsed time, refreshed while it runs. Otherwise a
-    mark per check (. pass, F fail, E error, W warn, s anything else)."""
+def _result(row: dict) -> Result:
+    return Result(**{**row, "verdict": Verdict(row["verdict"])})
 
-    def __init__(self, total: int):
-        self.total = total
-        self.tty = sys.stderr.isatty()
+
+class _CheckObserver(Observer):
+    """Progress on stderr (on a terminal: the check being run and its elapsed time; otherwise a mark per
+    check: . pass, F fail, E error, W warn, s anything else), and each row written as it arrives."""
+
+    def __init__(self, results: pathlib.Path | None, *, listing: bool = False):
+        self.tty = sys.stderr.isatty() and not listing
+        self.marks = not sys.stderr.isatty() and not listing
         self._line = ""
         self._started = 0.0
-        self._stop = threading.Event()
-        self._lock = threading.Lock()
-        if self.tty:
-            threading.Thread(target=self._tick, name="rstck-progress", daemon=True).start()
+        self._results = results
+        self._out = None
+        self._marked = False
 
-    def begin(self, number: int, planned: Planned) -> None:
-        with self._lock:
-            self._line = f"[{number}/{self.total}] {planned.check.rule} {planned.check.name}"
-            if planned.view:
-                self._line += f" ({planned.view})"
-            self._started = time.monotonic()
-        self._show()
+    def begin(self, number: int, total: int, info: dict) -> None:
+        self._line = f"[{number}/{total}] {info['rule']} {info['check']}" + (f" ({info['view']})" if info["view"]
+                                                                            else "")
+        self._started = time.monotonic()
+        self.tick()
 
-    def end(self, result: Result) -> None:
-        if not self.tty:
-            print(_progress_mark(result.verdict), end="", file=sys.stderr, flush=True)
+    def tick(self) -> None:
+        if self.tty and self._line:
+            text = escape_controls(f"{self._line}  {time.monotonic() - self._started:.1f} s")
+            print(f"\r\x1b[K{text}", end="", file=sys.stderr, flush=True)
+
+    def row(self, row: dict) -> None:
+        if self.marks and not row["check"].startswith("fuzz-"):
+            print(_progress_mark(Verdict(row["verdict"])), end="", file=sys.stderr, flush=True)
+            self._marked = True
+        if self._results is not None:
+            if self._out is None:
+                self._out = _open_results(self._results, row["target"])
+            self._out.write(json.dumps(row, ensure_ascii=False) + "\n")
+            self._out.flush()  # a row is kept even if the run is cut short
 
     def close(self) -> None:
-        self._stop.set()
-        print("\r\x1b[K" if self.tty else "", file=sys.stderr, flush=True)
-
-    def _tick(self) -> None:
-        while not self._stop.wait(0.2):
-            self._show()
-
-    def _show(self) -> None:
-        if not self.tty:
-            return
-        with self._lock:
-            text = f"{self._line}  {time.monotonic() - self._started:.1f} s" if self._line else ""
-        print(f"\r\x1b[K{text}", end="", file=sys.stderr, flush=True)
-
-
-def _run_with_progress(planned: list[Planned], timeout_s: float) -> list[Result]:
-    results = []
-    progress = _Progress(len(planned))
-    try:
-        for number, p in enumerate(planned, 1):
-            progress.begin(number, p)
-            result = run_check(p.check, p.target, timeout_s=timeout_s)
-            results.append(result)
-            progress.end(result)
-    finally:
-        progress.close()
-    return results
+        if self.tty and self._line:
+            print("\r\x1b[K", end="", file=sys.stderr, flush=True)
+        elif self._marked:
+            print(file=sys.stderr, flush=True)
+        if self._out is not None:
+            self._out.close()
 
 
 def _progress_mark(verdict: Verdict) -> str:
     return {Verdict.PASS: ".", Verdict.FAIL: "F", Verdict.ERROR: "E", Verdict.WARN: "W"}.get(verdict, "s")
 
 
-def _write_results(directory: pathlib.Path, target_name: str, results: list[Result]) -> None:
+def _open_results(directory: pathlib.Path, target_name: str):
     try:
         directory.mkdir(parents=True, exist_ok=True)
         path = directory / f"check-{re.sub(r'[^A-Za-z0-9_.-]+', '_', target_name)}.jsonl"
-        with path.open("w", encoding="utf-8") as out:
-            for result in results:
-                out.write(json.dumps(result.row(), ensure_ascii=False) + "\n")
+        return path.open("w", encoding="utf-8")
     except OSError as exc:
         raise BadInput(f"--results {directory}: cannot write ({exc.strerror})") from exc
 
@@ -209,7 +215,8 @@ def _print_table(results: list[Result], rules: str | None) -> dict[str, tuple[st
     width = max((len(item_id) for item_id in verdicts), default=4)
     print(f"{'rule':<{width}}  {'level':<11}  {'verdict':<11}  reason")
     for item_id, (verdict, reason) in verdicts.items():
-        print(f"{item_id:<{width}}  {catalog[item_id].level:<11}  {verdict:<11}  {textwrap.shorten(reason, 100)}")
+        print(f"{item_id:<{width}}  {catalog[item_id].level:<11}  {verdict:<11}  "
+              f"{escape_controls(textwrap.shorten(reason, 100))}")
     _print_evidence(results)
     return verdicts
 
@@ -223,7 +230,8 @@ def _print_evidence(results: list[Result]) -> None:
             groups.setdefault(_same_finding(result), []).append(result)
     for rows in groups.values():
         first = rows[0]
-        print(f"\n--- {first.verdict.value}: {first.rule or first.check} {first.check}\n{first.message}")
+        print(f"\n--- {first.verdict.value}: {first.rule or first.check} {first.check}\n"
+              f"{escape_controls(first.message)}")
         if len(rows) > 1:
             others = ", ".join(f"{r.rule} {r.check}" for r in rows[1:4]) + (", …" if len(rows) > 4 else "")
             what = "error" if first.verdict is Verdict.ERROR else "finding"
@@ -259,7 +267,8 @@ def _item_verdict(rows: list[Result], stopped: list[Result], untested: str | Non
     return Verdict.PASS.value, reason
 
 
-def _summarise(results: list[Result], items: dict[str, tuple[str, str]], skipped: dict[str, int]) -> int:
+def _summarise(results: list[Result], items: dict[str, tuple[str, str]], skipped: dict[str, int], *,
+               planned: int) -> int:
     must_failed = any(r.verdict is Verdict.FAIL for r in results)
     errors = any(r.verdict is Verdict.ERROR for r in results)
     if skipped:
@@ -274,7 +283,7 @@ def _summarise(results: list[Result], items: dict[str, tuple[str, str]], skipped
         status, code = "INCOMPLETE (checks could not run)", EXIT_BAD_INPUT
     else:
         status, code = "conformant", EXIT_CONFORMANT
-    checks = sum(1 for r in results if not r.check.startswith("fuzz-"))
+    checks = planned
     print(f"\nrstck: {checks} check{'s' * (checks != 1)}, {len(items)} item{'s' * (len(items) != 1)}: {shown} "
           f"— {status}")
     return code

@@ -11,6 +11,7 @@ import inspect
 import json
 import os
 import pathlib
+import sys
 import warnings
 from typing import Any
 
@@ -21,6 +22,7 @@ from .rules.catalog import load_catalog
 from .runner import Result, run_check
 from .settle import DEFAULT_DEADLINE_S
 from .target import Target, load_target
+from .threads import end_process
 from .verdict import BadInput, Verdict
 from .verification import Verification
 
@@ -54,6 +56,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--rstck-timeout", type=float, default=None, metavar="S",
                     help=f"deadline per check in seconds (default {DEFAULT_DEADLINE_S:g})")
     group.addoption("--rstck-strict", action="store_true", help="a warn verdict fails its item")
+    group.addoption("--rstck-stream-length", type=int, default=0, metavar="N",
+                    help="the stress mode: the checks that stream (1.1, 3.8, 3.17) deliver N elements")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -61,6 +65,19 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", f"{marker}: {text}")
     results_dir = config.getoption("rstck_results", None)
     config.stash[_RESULTS] = _ResultsFile(pathlib.Path(results_dir), _worker_id(config)) if results_dir else None
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    session.config.stash[_EXIT_STATUS] = int(exitstatus)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """After the summary: if the implementations under test left threads running that would keep the
+    interpreter from ending, end the process (with pytest's exit status) instead of hanging."""
+    if config.stash.get(_RAN_CHECKS, False):
+        end_process(config.stash.get(_EXIT_STATUS, 0), lambda text: print(text, file=sys.stderr))
 
 
 def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: Any):
@@ -106,6 +123,11 @@ class VerificationCollector(pytest.Collector):
 
     def collect(self) -> list[pytest.Item]:
         rules = self.verification.rules or self.config.getoption("rstck_rules")
+        stream_length = self.config.getoption("rstck_stream_length", 0) or 0
+        if stream_length < 0:
+            raise pytest.UsageError(f"--rstck-stream-length must be positive, got {stream_length}")
+        if stream_length:
+            self.target.stream_length = stream_length
         try:
             planned = plan(self.target, rules=rules, subjects=self.verification.subjects)
         except BadInput as exc:
@@ -140,6 +162,7 @@ class CheckItem(pytest.Item):
         return self.config.getoption("rstck_timeout") or verification.timeout_s or DEFAULT_DEADLINE_S
 
     def setup(self) -> None:
+        self.config.stash[_RAN_CHECKS] = True
         result = run_check(self.planned.check, self.planned.target, timeout_s=self._timeout())
         result.node_id = self.nodeid
         self.result = result
@@ -172,6 +195,8 @@ class CheckItem(pytest.Item):
 
 
 _RESULTS = pytest.StashKey["_ResultsFile | None"]()
+_RAN_CHECKS = pytest.StashKey[bool]()
+_EXIT_STATUS = pytest.StashKey[int]()
 
 
 def _worker_id(config: pytest.Config) -> str:

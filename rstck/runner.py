@@ -7,6 +7,7 @@ fails its check by deadline instead of hanging the run.
 from __future__ import annotations
 
 import dataclasses
+import os
 import textwrap
 import threading
 import time
@@ -16,16 +17,21 @@ from typing import Any
 from .rules import Check
 from .rules.catalog import load_catalog
 from .capture import reports_into
-from .session import Outstanding, RetryOutsideLoop, Session
+from .session import Outstanding, RetryCallMode, Session
 from .settle import DEFAULT_DEADLINE_S, SettleTimeout, hang_grace
+from .signals import show
 from .target import Target
 from .threads import mark_kit_thread
 from .verdict import LEVEL_VERDICTS, BadInput, NotApplicable, RuleViolation, TargetError, Unsupported, Verdict
 
+_KIT = os.path.dirname(os.path.abspath(__file__))
+
 # How often the runner looks at a running check, and how long a call that hung in an earlier check of
 # the same target may be under way before it counts as the same hang.
 WAIT_TICK_S = 0.05
-KNOWN_HANG_S = 0.5
+# What each element of the stress mode's streams adds to a check's deadline.
+STREAM_ELEMENT_ALLOWANCE_S = 10e-6
+KNOWN_HANG_S = 0.25  # as long as request and cancel may take anyway (3.4, 3.5), unless the target allows more
 
 @dataclasses.dataclass
 class Result:
@@ -68,6 +74,9 @@ def missing_capability(check: Check, target: Target) -> str | None:
 
 
 def run_check(check: Check, target: Target, *, timeout_s: float = DEFAULT_DEADLINE_S) -> Result:
+    """Run one check against one target; its result row. In the stress mode each check's deadline grows
+    with the stream length (a bound from the subject's own size, not a guess)."""
+    timeout_s += target.stream_length * STREAM_ELEMENT_ALLOWANCE_S
     item = load_catalog()[check.rule]
     result = Result(target=target.name, spec=item.spec, rule=check.rule, level=item.level,
                     check=check.name, role=check.role, verdict=Verdict.PASS)
@@ -80,15 +89,16 @@ def run_check(check: Check, target: Target, *, timeout_s: float = DEFAULT_DEADLI
     started = time.monotonic()
     for attempt in (1, 2):  # a second time only if the implementation runs an event loop of its own
         session, raised, hang = _run_on_worker(check, target, timeout_s)
-        if hang is not None or not (raised and isinstance(raised[0], RetryOutsideLoop) and attempt == 1):
+        if hang is not None or not (raised and isinstance(raised[0], RetryCallMode) and attempt == 1):
             break
     result.duration_s = round(time.monotonic() - started, 6)
     if hang is not None:
         session.abandon()
         _judge_hang(result, session, hang)
-        result.leftovers = session.leftovers()
     else:
         _judge(result, session, raised[0] if raised else None)
+        session.seal()
+    result.leftovers = session.leftovers()
     result.settled_by = ",".join(session.settled_by) or "idle"
     result.trace = session.trace.render()
     if result.verdict not in (Verdict.PASS,) and result.trace:
@@ -142,7 +152,7 @@ def _wait(worker: threading.Thread, session: Session, target: Target, check: Che
         now = time.monotonic()
         stuck = session.outstanding[-1] if session.outstanding else None
         first = target.known_hangs.get(stuck.method) if stuck is not None else None
-        if first is not None and now - stuck.since >= KNOWN_HANG_S:
+        if first is not None and now - stuck.since >= max(KNOWN_HANG_S, target.responsiveness_bound_s):
             return Hang(stuck, now - stuck.since, known_from=first)
         if now >= end:
             if stuck is not None:
@@ -180,8 +190,15 @@ def _judge(result: Result, session: Session, exc: BaseException | None) -> None:
         result.verdict, result.reason = Verdict.ERROR, str(exc).splitlines()[0]
         result.message = f"error: {exc}"
     else:
+        result.verdict = Verdict.ERROR
+        frames = traceback.extract_tb(exc.__traceback__)
+        if frames and not frames[-1].filename.startswith(_KIT):
+            where = f"{frames[-1].filename}:{frames[-1].lineno} ({frames[-1].name})"
+            result.reason = f"the target's own code raised {show(exc)} at {where} while the check examined it"
+            result.message = f"error: {result.reason}"
+            return
         tb = "".join(traceback.format_exception(exc)).rstrip()
-        result.verdict, result.reason = Verdict.ERROR, f"the kit broke: {type(exc).__name__}: {exc}"
+        result.reason = f"the kit broke: {show(exc)}"
         result.message = f"error: {result.reason}\n{textwrap.indent(tb, '    ')}"
 
 

@@ -8,7 +8,6 @@ reports meanwhile (logs, threads that died).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import dataclasses
 import itertools
@@ -20,19 +19,29 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from .probes import OnPurpose, ProbeObserver, ProbePublisher, ProbeSubscriber, ProbeSubscription
 from .rules.catalog import load_catalog
-from .settle import InstrumentedExecutor, SettleOutcome, is_nested_loop_refusal
+from .settle import SettleOutcome
 from .signals import Label, Trace, show
 from .threads import mark_kit_thread
 from .verdict import NotApplicable, RuleViolation, TargetError
 
 if TYPE_CHECKING:
+    import asyncio
+
+    from .executor import InstrumentedExecutor
     from .target import Profile, Target
 
 
-class RetryOutsideLoop(BaseException):
-    """The implementation runs an event loop of its own inside a call, which the kit's running loop
-    forbids: the check starts over with calls made outside any loop. A BaseException, so that no
-    `except Exception` between the call and the runner swallows it."""
+# How many violations of one rule a check keeps in full (the rest are counted).
+VIOLATIONS_KEPT_PER_RULE = 3
+
+# Where a supervised worker keeps the call it is in (rstck.supervise), for when the target kills it.
+CALL_STATUS: Callable[[str], None] | None = None
+
+
+class RetryCallMode(BaseException):
+    """The way the kit makes its calls does not suit the implementation (it runs an event loop of its own
+    inside a call, or it needs a running one): the check starts over with calls made the other way. A
+    BaseException, so that no `except Exception` between the call and the runner swallows it."""
 
 
 class KitFault(RuleViolation):
@@ -60,6 +69,7 @@ class Session:
         self._check_thread: threading.Thread | None = None
         self.check_thread_id: int | None = None
         self.violations: list[RuleViolation] = []
+        self.violation_counts: dict[str, int] = {}
         self.kit_errors: list[BaseException] = []  # a check's own reaction raised
         self.kit_faults: list[KitFault] = []  # the kit would have broken a rule
         self.settled_by: list[str] = []  # how each settle was decided, first occurrence order
@@ -70,6 +80,8 @@ class Session:
         self.kit_subscriptions: list[ProbeSubscription] = []
         self.abandoned = False  # the runner gave up on this check: what it left behind is counted, not judged
         self._settler = target.make_settler(self.trace)
+        self.must_broken = False  # a MUST item is violated already
+        self._settler.broken = lambda: self.must_broken
         # Labels by id(); the weak reference tells a live object from a later one at the same address,
         # without keeping anything alive (3.13 needs the subscriber collectable).
         self._labels: dict[int, tuple[str, Callable[[], Any]]] = {}
@@ -102,6 +114,11 @@ class Session:
     @property
     def responsiveness_bound_s(self) -> float:
         return self.target.responsiveness_bound_s
+
+    @property
+    def stream_length(self) -> int:
+        """The stress mode's stream length (`--stream-length`); 0 in a normal run."""
+        return self.target.stream_length
 
     def has(self, capability: str) -> bool:
         return capability in self.target.capabilities
@@ -179,12 +196,18 @@ class Session:
     @property
     def executor(self) -> InstrumentedExecutor:
         if self._settler.executor is None:
+            from .executor import InstrumentedExecutor
+            from .threads import watch_pool
+
             self._settler.executor = InstrumentedExecutor()
+            watch_pool(self._settler.executor)
         return self._settler.executor
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop:
         if self._settler.loop is None:
+            import asyncio
+
             loop = asyncio.new_event_loop()
             loop.set_exception_handler(lambda _loop, context: self.report(
                 "loop", context.get("exception"), f"event loop: {context.get('message', 'an error')}"))
@@ -267,15 +290,16 @@ class Session:
         with self.underway(signal.call_text(), hang_rule, method):
             try:
                 self.invoke(getattr(obj, method), args)
-            except RetryOutsideLoop:
+            except RetryCallMode:
                 raise
             except BaseException as exc:  # noqa: BLE001 - see the docstring
                 if self._is_on_purpose(exc):
                     signal.outcome = "raised the kit's on-purpose error back (2.13: surfaced to the caller)"
                     self.surfaced.append("raised")
                     return exc
-                if is_nested_loop_refusal(exc) and self.target.leave_loop():
-                    raise RetryOutsideLoop(f"{signal.call_text()} runs an event loop of its own") from exc
+                retry = self.target.loop_retry(exc, signal.call_text())
+                if retry is not None:
+                    raise retry from exc
                 signal.outcome = f"raised {show(exc)}"
                 self.violate(rule_if_raises, f"{method}() to return normally", f"#{signal.seq} raised {show(exc)}")
                 return exc
@@ -290,12 +314,16 @@ class Session:
         runner charges `rule` (a factory, with rule "", is a target error)."""
         entry = Outstanding(text, rule, method, time.monotonic())
         self.outstanding.append(entry)
+        if CALL_STATUS is not None:
+            CALL_STATUS(text)
         self.trace.enter()
         try:
             yield entry
         finally:
             self.trace.leave()
             self.outstanding.remove(entry)
+            if CALL_STATUS is not None:
+                CALL_STATUS(self.outstanding[-1].text if self.outstanding else "")
 
     def call_expecting_error(self, obj: Any, method: str, args: tuple, *, error_type: str, rule: str,
                              actor: str = "publisher") -> None:
@@ -304,7 +332,7 @@ class Session:
         with self.underway(signal.call_text(), rule, method):
             try:
                 self.invoke(getattr(obj, method), args)
-            except RetryOutsideLoop:
+            except RetryCallMode:
                 raise
             except BaseException as exc:  # noqa: BLE001 - the implementation's own doing (see call)
                 signal.outcome = f"raised {show(exc)}"
@@ -315,8 +343,16 @@ class Session:
                 self.violate(rule, f"{method}() to raise {error_type}", f"#{signal.seq} returned normally")
 
     def violate(self, rule: str, expected: str, observed: str) -> None:
+        """Record a violation. The first few of each rule are kept with their trace context; after that
+        they are only counted, so that an implementation that breaks a rule on every element of an endless
+        stream costs no memory."""
+        seen = self.violation_counts[rule] = self.violation_counts.get(rule, 0) + 1
+        if seen > VIOLATIONS_KEPT_PER_RULE:
+            return
         self.violations.append(RuleViolation(rule, expected, observed))
-        self.trace.record("violation", "", (Label(f"!! {rule}: {observed}"),))
+        self.must_broken = self.must_broken or load_catalog()[rule].is_must
+        more = " (further ones are counted, not shown)" if seen == VIOLATIONS_KEPT_PER_RULE else ""
+        self.trace.record("violation", "", (Label(f"!! {rule}: {observed}{more}"),))
 
     def kit_fault(self, rule: str, expected: str, observed: str) -> bool:
         """The kit would break `rule` itself: recorded as the kit's fault (an error verdict). Returns False,
@@ -369,15 +405,19 @@ class Session:
                 subscription.publisher.send_complete(subscription=subscription, rule_if_raises="2.9")
         self.raise_pending()
 
-    def abandon(self) -> None:
-        """The check was given up at its deadline: from now on what it left behind (threads still
-        delivering, calls that return late) is counted, not recorded or judged, and the subscriptions its
-        probes still hold are cancelled (on a thread of their own: the cancel may hang as well)."""
+    def seal(self) -> None:
+        """The check is over: from now on what it left behind (threads still delivering, calls that return
+        late) is counted, not recorded or judged."""
         self.abandoned = True
         self.trace.recording = False
-        probes = list(self.probes)
-        for probe in probes:
+        for probe in list(self.probes):
             probe._refresh()
+
+    def abandon(self) -> None:
+        """The check was given up at its deadline: sealed, and the subscriptions its probes still hold are
+        cancelled (on a thread of their own: the cancel may hang as well)."""
+        self.seal()
+        probes = list(self.probes)
         open_subscriptions = [p for p in probes if p.subscription is not None and not p.cancelled and not p.terminated]
 
         def cancel_all() -> None:

@@ -10,14 +10,18 @@ decided that way says so.
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import dataclasses
 import threading
 import time
+from typing import TYPE_CHECKING, Callable
 
 from .signals import Trace
-from .threads import TIMER_HORIZON_S, ThreadWatch, describe, is_kit_thread, mark_kit_thread
+from .threads import TIMER_HORIZON_S, ThreadWatch, describe, is_kit_thread
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from .executor import InstrumentedExecutor
 
 # The one place the kit's time bounds are set; `--timeout` overrides DEFAULT_DEADLINE_S.
 DEFAULT_DEADLINE_S = 5.0
@@ -32,9 +36,12 @@ QUIET_WINDOW_MIN_S = 0.01
 QUIET_WINDOW_MAX_S = 0.5
 # A thread that keeps running without producing any signal for this long counts as quiet.
 SPINNING_QUIET_S = 0.5
+# How often a long wait looks whether a MUST item is already broken.
+BROKEN_LOOK_S = 0.05
 
-# How each settle was decided, from the most exact to the least.
-SETTLED_BY = ("idle", "threads-joined", "threads-parked", "quiet-period")
+# How each settle was decided, from the most exact to the least; "violation": it ended early, a MUST
+# item being broken already.
+SETTLED_BY = ("idle", "threads-joined", "threads-parked", "quiet-period", "violation")
 
 
 def hang_grace(timeout_s: float) -> float:
@@ -55,122 +62,6 @@ class SettleOutcome:
     window_s: float = 0.0  # the quiet window, when one decided
 
 
-class InstrumentedExecutor(concurrent.futures.ThreadPoolExecutor):
-    """A thread pool that knows how many tasks are queued or running.
-
-    Targets hand it to threaded implementations (`target.executor`) so that settling
-    can wait for exactly their work instead of for a guessed time.
-    """
-
-    def __init__(self, max_workers: int = 8, thread_name_prefix: str = "rstck-executor"):
-        super().__init__(max_workers=max_workers, thread_name_prefix=thread_name_prefix)
-        self._busy = threading.Condition()
-        self._pending = 0
-        self._finished = 0
-
-    def submit(self, fn, /, *args, **kwargs):
-        with self._busy:
-            self._pending += 1
-        try:
-            return super().submit(self._run, fn, args, kwargs)
-        except BaseException:
-            self._done()
-            raise
-
-    def _run(self, fn, args, kwargs):
-        mark_kit_thread()  # its work is counted here, not watched as a foreign thread's
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            self._done()
-
-    def _done(self) -> None:
-        with self._busy:
-            self._pending -= 1
-            self._finished += 1
-            self._busy.notify_all()
-
-    @property
-    def finished(self) -> int:
-        return self._finished
-
-    @property
-    def pending(self) -> int:
-        return self._pending
-
-    def wait_idle(self, deadline: float) -> bool:
-        """Block until no task is queued or running; False if the deadline came first."""
-        with self._busy:
-            while self._pending:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    return False
-                self._busy.wait(remaining)
-            return True
-
-
-def _next_timer(loop: asyncio.AbstractEventLoop) -> float | None:
-    # CPython's BaseEventLoop keeps ready callbacks in `_ready` and timers in
-    # `_scheduled`; no public API tells whether a loop has work pending.
-    whens = [h.when() for h in loop._scheduled if not h.cancelled()]  # type: ignore[attr-defined]
-    return min(whens) if whens else None
-
-
-def run_loop_until_idle(loop: asyncio.AbstractEventLoop, deadline: float, horizon_s: float) -> bool:
-    """Run `loop` until it has no ready callback and no timer due within the horizon.
-
-    Returns whether any work ran. Raises SettleTimeout at the deadline.
-    """
-    due = _next_timer(loop)
-    worked = bool(loop._ready) or (due is not None and due <= loop.time() + horizon_s)  # type: ignore[attr-defined]
-
-    async def until_idle() -> None:
-        while True:
-            await asyncio.sleep(0)
-            if loop._ready:  # type: ignore[attr-defined]
-                continue
-            due = _next_timer(loop)
-            now = loop.time()
-            if due is None or due > now + horizon_s:
-                return
-            if time.monotonic() + (due - now) > deadline:
-                raise SettleTimeout(f"a timer is due in {due - now:.3f} s, past the deadline")
-            await asyncio.sleep(max(0.0, due - now))
-
-    if not worked:
-        return False
-    loop.run_until_complete(until_idle())
-    return True
-
-
-# What asyncio says when code that runs a loop of its own is called inside a running one.
-_NESTED_LOOP_MESSAGES = ("cannot be called from a running event loop", "Cannot run the event loop while another",
-                         "This event loop is already running")
-
-
-def is_nested_loop_refusal(exc: BaseException) -> bool:
-    return isinstance(exc, RuntimeError) and any(text in str(exc) for text in _NESTED_LOOP_MESSAGES)
-
-
-def call_in_loop(loop: asyncio.AbstractEventLoop, function, args: tuple):
-    """Call `function(*args)` on this thread as a callback of `loop` would run: with the loop running.
-
-    Inside the call `asyncio.get_running_loop()`, `create_task()` and `call_soon()` work, and what the
-    call schedules stays pending for the next settle. No other callback runs meanwhile, so the call
-    happens exactly when the kit makes it. Whatever it raises reaches the caller exactly as raised.
-    """
-    if loop.is_running():
-        return function(*args)
-    previous = asyncio.events._get_running_loop()
-    loop._thread_id = threading.get_ident()  # type: ignore[attr-defined]  # what run_forever sets: is_running()
-    asyncio.events._set_running_loop(loop)
-    try:
-        return function(*args)
-    finally:
-        asyncio.events._set_running_loop(previous)
-        loop._thread_id = None  # type: ignore[attr-defined]
-
-
 class Settler:
     """Settles one check's session: its loop, its executor, the threads it does not own, and
     optionally a fixed quiet period (the explicit override)."""
@@ -184,6 +75,9 @@ class Settler:
         self.executor: InstrumentedExecutor | None = None
         self.threads = ThreadWatch()
         self.loop_used = False  # the implementation put work on the kit's loop: it lives there
+        # Whether a MUST item is already broken in this check: settling may then end early (the verdict is
+        # decided; an implementation that floods the kit must not cost the whole deadline).
+        self.broken: Callable[[], bool] = lambda: False
         self._signalling: set[int] = set()
         self._longest_gap_s = 0.0
 
@@ -191,8 +85,11 @@ class Settler:
         started = time.monotonic()
         while True:
             while self._run_pending_work(deadline):
-                pass
+                if self.broken():
+                    return SettleOutcome("violation", time.monotonic() - started)
             foreign = self._settle_foreign_threads(deadline)
+            if foreign is not None and foreign[0] == "violation":
+                return SettleOutcome("violation", time.monotonic() - started)
             if foreign is not None and foreign[0] == "work":
                 continue  # a foreign thread handed work to the loop or executor
             if self._has_pending_work():
@@ -213,13 +110,18 @@ class Settler:
         """One pass over every place work can wait; True if any ran."""
         worked = False
         if self.loop is not None and not self.loop.is_closed():
-            ran = run_loop_until_idle(self.loop, deadline, self.timer_horizon_s)
+            from .loops import run_loop_until_idle  # loaded already: the loop exists
+
+            ran = run_loop_until_idle(self.loop, deadline, self.timer_horizon_s, stop=self.broken)
             self.loop_used |= ran
             worked |= ran
         if self.executor is not None:
             before = self.executor.finished
-            if not self.executor.wait_idle(deadline):
-                raise SettleTimeout("executor tasks were still running at the deadline")
+            while not self.executor.wait_idle(min(deadline, time.monotonic() + BROKEN_LOOK_S)):
+                if self.broken():
+                    return False
+                if time.monotonic() >= deadline:
+                    raise SettleTimeout("executor tasks were still running at the deadline")
             worked |= self.executor.finished != before
         return worked
 
@@ -262,6 +164,8 @@ class Settler:
         while True:
             if self._has_pending_work():
                 return "work", 0.0
+            if self.broken():
+                return "violation", 0.0
             states = ThreadWatch.states(threads)
             kinds = {state.kind for state in states.values()}
             now = time.monotonic()
@@ -298,30 +202,10 @@ class Settler:
             self.executor.shutdown(wait=False, cancel_futures=True)
         loop = self.loop
         if loop is not None and not loop.is_closed() and not loop.is_running():
-            _cancel_leftover_tasks(loop)
+            from .loops import cancel_leftover_tasks
+
+            cancel_leftover_tasks(loop)
             loop.close()
-
-
-# How long a closing loop may take to let the tasks a check left behind finish their cancellation.
-TASK_CANCEL_BOUND_S = 0.5
-
-
-def _cancel_leftover_tasks(loop: asyncio.AbstractEventLoop) -> None:
-    """Cancel the tasks a check left on its loop and let them unwind (as asyncio.run does), within a bound:
-    a task left pending on a closed loop would fail later, wherever it happens to be collected."""
-    tasks = [task for task in asyncio.all_tasks(loop) if not task.done()]
-    if not tasks:
-        return
-    for task in tasks:
-        task.cancel()
-
-    async def unwound() -> None:
-        await asyncio.wait(tasks, timeout=TASK_CANCEL_BOUND_S)
-
-    try:
-        loop.run_until_complete(unwound())
-    except BaseException:  # noqa: BLE001 - a task that misbehaves while cancelled is the target's business
-        pass
 
 
 class FixedDelaySettler(Settler):
@@ -336,6 +220,8 @@ class FixedDelaySettler(Settler):
         end = started + self.delay_s
         while time.monotonic() < end:  # the asyncio loop only runs when someone runs it
             if self.loop is not None and not self.loop.is_closed():
+                import asyncio
+
                 self.loop.run_until_complete(asyncio.sleep(min(0.005, end - time.monotonic())))
             else:
                 time.sleep(end - time.monotonic())

@@ -8,17 +8,21 @@ of implementation, live in `rstck.adapters`; the core keeps only what every adap
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import threading
 import weakref
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from .probes import ProbeObserver
 from .session import Session
-from .settle import DEFAULT_DEADLINE_S, RESPONSIVENESS_BOUND_S, InstrumentedExecutor, Settler
+from .settle import DEFAULT_DEADLINE_S, RESPONSIVENESS_BOUND_S, Settler
 from .signals import Trace
 from .verdict import NotApplicable
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from .executor import InstrumentedExecutor
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,6 +49,7 @@ class Target:
     capabilities: frozenset[str] = frozenset()
     quiet_period_s: float | None = None
     responsiveness_bound_s: float = RESPONSIVENESS_BOUND_S
+    stream_length: int = 0  # the stress mode (--stream-length): how long the streaming checks' streams are
 
     def __init__(self) -> None:
         self._active: Session | None = None
@@ -74,10 +79,10 @@ class Target:
         """Make one call into the implementation (a factory, subscribe, request, an on_* signal)."""
         return function(*args)
 
-    def leave_loop(self) -> bool:
-        """The implementation refused a call made inside the kit's running event loop: make calls outside
-        one from now on, if this target may; True if the check should then start over."""
-        return False
+    def loop_retry(self, exc: BaseException, call: str) -> BaseException | None:
+        """Whether `exc`, raised by `call`, shows that the way the kit makes its calls does not suit the
+        implementation (see the in-process adapter): the exception that starts the check over, or None."""
+        return None
 
     def open_session(self, deadline_s: float = DEFAULT_DEADLINE_S) -> Session:
         session = Session(self, deadline_s)

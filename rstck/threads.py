@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import dataclasses
 import gc
-import inspect
 import linecache
+import os
 import queue as queue_module
 import selectors
 import sys
@@ -44,8 +44,10 @@ def is_kit_thread(thread: threading.Thread) -> bool:
 
 
 def _lines_calling(function: Any, call: str) -> frozenset[int]:
-    lines, first = inspect.getsourcelines(function)
-    return frozenset(first + k for k, text in enumerate(lines) if call in text)
+    """The lines of `function`'s source that contain `call`."""
+    code = function.__code__
+    numbers = {line for _, _, line in code.co_lines() if line is not None}
+    return frozenset(n for n in numbers if call in linecache.getline(code.co_filename, n))
 
 
 _CONDITION_WAIT = threading.Condition.wait.__code__
@@ -64,6 +66,40 @@ class ThreadState:
     kind: str
     due_s: float = 0.0
     where: tuple = ()  # the innermost frame's code and position, to tell that a blocked thread stayed put
+
+
+# Every thread of an implementation some check watched, for the end of the process (left_behind).
+_seen: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
+_kit_pools: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def watch_pool(pool: Any) -> None:
+    """A pool the kit handed to an implementation (target.executor): its workers may be stuck in its tasks."""
+    _kit_pools.add(pool)
+
+
+def left_behind() -> list[threading.Thread]:
+    """Threads the implementations under test left running that would keep the interpreter from ending:
+    non-daemon threads they started (or that ran their tasks) and that are still alive."""
+    pool_threads = {t for pool in list(_kit_pools) for t in list(getattr(pool, "_threads", ()))}
+    return [t for t in {*list(_seen), *pool_threads} if t.is_alive() and not t.daemon and t is not threading.current_thread()]
+
+
+def end_process(code: int, say: Any) -> None:
+    """End the process now if the implementations left threads behind that would keep it from ending
+    (as test runners do when they must): name them through `say`, flush, and exit with `code`."""
+    stuck = left_behind()
+    if not stuck:
+        return
+    names = ", ".join(sorted(t.name for t in stuck)[:8]) + (", …" if len(stuck) > 8 else "")
+    say(f"rstck: {len(stuck)} thread{'s' * (len(stuck) != 1)} left behind by the implementations under test "
+        f"{'are' if len(stuck) != 1 else 'is'} still running ({names}); ending the process")
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:  # noqa: BLE001 - a target may have closed it
+            pass
+    os._exit(code)
 
 
 ENDED = ThreadState("ended")
@@ -99,6 +135,7 @@ class ThreadWatch:
         for ident in signalling:  # threads not made by `threading` (C extensions) are known by ident only
             if ident not in by_ident and ident in frames:
                 chosen[ident] = None
+        _seen.update(thread for thread in chosen.values() if thread is not None)
         return chosen
 
     @staticmethod

@@ -26,6 +26,7 @@ class _ProcessorView(Target):
         self.max_elements = processor_target.max_elements
         self.quiet_period_s = processor_target.quiet_period_s
         self.responsiveness_bound_s = processor_target.responsiveness_bound_s
+        self.stream_length = processor_target.stream_length
         self.known_hangs = processor_target.known_hangs  # one processor, whichever role it is checked in
         self.capabilities = (processor_target.capabilities - set(FACTORY_CAPABILITIES) - {"observer"}) | {
             self.role} | ({"failed_publisher"} if self.role == "publisher" else set())
@@ -36,8 +37,8 @@ class _ProcessorView(Target):
     def invoke(self, session: Session, function: Callable[..., Any], args: tuple) -> Any:
         return self.base.invoke(session, function, args)
 
-    def leave_loop(self) -> bool:
-        return self.base.leave_loop()
+    def loop_retry(self, exc: BaseException, call: str) -> BaseException | None:
+        return self.base.loop_retry(exc, call)
 
     def open_session(self, deadline_s: float = DEFAULT_DEADLINE_S) -> Session:
         session = super().open_session(deadline_s)

@@ -150,7 +150,12 @@ BAD_INPUT = {
     "unknown rule id": (["check", "rstck.reference.targets:sync_publisher", "--rules", "9.99"], "'9.99'"),
     "empty selection": (["check", "rstck.reference.targets:sync_publisher", "--rules", "4.*"], "no check to run"),
     "negative timeout": (["check", "rstck.reference.targets:sync_publisher", "--timeout", "-1"],
-                         "--timeout must be positive"),
+                         "--timeout must be a number of seconds above 0"),
+    "not a number": (["check", "rstck.reference.targets:sync_publisher", "--timeout", "nan"], "--timeout must be"),
+    "infinite timeout": (["check", "rstck.reference.targets:sync_publisher", "--timeout", "inf"], "--timeout must be"),
+    "huge timeout": (["check", "rstck.reference.targets:sync_publisher", "--timeout", "1e308"], "--timeout must be"),
+    "negative stream length": (["check", "rstck.reference.targets:sync_publisher", "--stream-length", "-5"],
+                               "--stream-length must be"),
 }
 
 

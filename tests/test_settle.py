@@ -11,7 +11,8 @@ from rstck import InProcessTarget
 from rstck.plan import plan
 from rstck.reference.publishers import IterablePublisher
 from rstck.runner import run_check
-from rstck.settle import InstrumentedExecutor, Settler, SettleTimeout
+from rstck.executor import InstrumentedExecutor
+from rstck.settle import Settler, SettleTimeout
 from rstck.signals import Trace
 from rstck.verdict import Verdict
 

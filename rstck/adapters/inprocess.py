@@ -12,14 +12,14 @@ and the target keeps to that (`calls_in_loop=False` says so from the start).
 
 from __future__ import annotations
 
-import asyncio
+import sys
 import threading
 import traceback
 from typing import Any, Callable
 
 from ..probes import ProbeObserver
-from ..session import RetryOutsideLoop, Session
-from ..settle import RESPONSIVENESS_BOUND_S, call_in_loop, is_nested_loop_refusal
+from ..session import RetryCallMode, Session
+from ..settle import RESPONSIVENESS_BOUND_S
 from ..signals import show
 from ..target import FACTORY_CAPABILITIES, PYTHON, Profile, Target
 from ..verdict import TargetError
@@ -85,6 +85,7 @@ class InProcessTarget(Target):
         self.profile = profile
         self.calls_in_loop = calls_in_loop
         self._in_loop = calls_in_loop is not False
+        self._needs_loop = False
         offered = dict(zip(FACTORY_CAPABILITIES, (create_publisher, create_failed_publisher,
                                                  create_subscriber or create_whitebox_subscriber, create_processor)))
         self.capabilities = frozenset({k for k, v in offered.items() if v is not None}
@@ -120,16 +121,32 @@ class InProcessTarget(Target):
         return _made(session, "create_processor()", "processor", self.create_processor)
 
     def invoke(self, session: Session, function: Callable[..., Any], args: tuple) -> Any:
-        if (not self._in_loop or threading.current_thread() is not session.check_thread
+        # Code that never imported asyncio cannot look for a running loop: a plain call (and asyncio stays
+        # unloaded, which keeps a synchronous target's run fast to start).
+        asyncio = sys.modules.get("asyncio")
+        if (asyncio is None or not self._in_loop or threading.current_thread() is not session.check_thread
                 or asyncio._get_running_loop() is not None):
             return function(*args)  # a nested call (from inside a signal), another thread, or outside loops
+        from ..loops import call_in_loop
+
         return call_in_loop(session.loop, function, args)
 
-    def leave_loop(self) -> bool:
-        if self.calls_in_loop is not None or not self._in_loop:
-            return False
-        self._in_loop = False
-        return True
+    def loop_retry(self, exc: BaseException, call: str) -> BaseException | None:
+        if self.calls_in_loop is not None or not isinstance(exc, RuntimeError):
+            return None
+        message = str(exc)
+        if self._in_loop and any(text in message for text in _NESTED_LOOP_MESSAGES):
+            self._in_loop = False
+            return RetryCallMode(f"{call} runs an event loop of its own")
+        if "no running event loop" in message and "asyncio" in sys.modules and not self._needs_loop:
+            self._needs_loop = True  # it imported asyncio only now: from here on, calls go in the loop
+            return RetryCallMode(f"{call} needs a running event loop")
+        return None
+
+
+# What asyncio says when code that runs a loop of its own is called inside a running one.
+_NESTED_LOOP_MESSAGES = ("cannot be called from a running event loop", "Cannot run the event loop while another",
+                         "This event loop is already running")
 
 
 def _made(session: Session, call: str, role: str, factory: Callable[..., Any], *args: Any) -> Any:
@@ -137,16 +154,17 @@ def _made(session: Session, call: str, role: str, factory: Callable[..., Any], *
     try:
         with session.underway(call, "", call.split("(")[0]):  # a factory that never returns: a target error
             made = session.invoke(factory, args)
-    except RetryOutsideLoop:
+    except RetryCallMode:
         raise
     except BaseException as exc:  # noqa: BLE001 - whatever a factory raises is the target's
-        if is_nested_loop_refusal(exc) and session.target.leave_loop():
-            raise RetryOutsideLoop(f"{call} runs an event loop of its own") from exc
+        retry = session.target.loop_retry(exc, call)
+        if retry is not None:
+            raise retry from exc
         raise TargetError(f"{call} raised {show(exc)}\n{users_traceback(exc)}") from exc
     missing = [m for m in ROLE_METHODS[role] if not callable(getattr(made, m, None))]
     if made is None or missing:
-        what = "None" if made is None else f"a {type(made).__name__} without {', '.join(missing)}"
-        raise TargetError(f"{call} returned {what}, not a {role}")
+        what = "None" if made is None else f"{show(made)}, which has no {', '.join(missing)}"
+        raise TargetError(f"{call} returned {what}: not a {role}")
     return made
 
 

@@ -24,6 +24,7 @@ from hypothesis.stateful import RuleBasedStateMachine
 
 from ..rules.catalog import load_catalog
 from ..settle import SettleTimeout
+from ..signals import show
 from ..session import Session
 from ..target import Target
 from ..verdict import LEVEL_VERDICTS, BadInput, NotApplicable, RuleViolation, TargetError, Verdict
@@ -188,4 +189,4 @@ class FuzzMachine(RuleBasedStateMachine):
 
 def _kit_error(exc: BaseException) -> str:
     frames = traceback.format_exception(exc)
-    return f"the kit broke: {type(exc).__name__}: {exc}\n" + "".join(frames[-6:]).rstrip()
+    return f"the kit broke: {show(exc)}\n" + "".join(frames[-6:]).rstrip()

@@ -15,8 +15,8 @@ from ..target import Target
 from .campaign import ROLES, Shard, replay_command, run_shard_on
 from .report import merge, result_row
 
-# Examples per role by default, and the bounds that keep a conformant target's run to a few seconds.
-DEFAULT_EXAMPLES = 100
+# The bounds that keep a conformant target's run to a few seconds (the default number of examples is the
+# command's: rstck.cli.DEFAULT_FUZZ_EXAMPLES).
 EXAMPLES_PER_RUN = 50
 STEPS = 20
 TIME_PER_ROLE_S = 5.0

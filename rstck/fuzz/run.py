@@ -21,7 +21,7 @@ from hypothesis.database import ExampleDatabase
 from hypothesis.errors import DidNotReproduce
 from hypothesis.stateful import run_state_machine_as_test
 
-from ..session import RetryOutsideLoop
+from ..session import RetryCallMode
 from ..settle import hang_grace
 from ..capture import reports_into
 from ..target import Target
@@ -113,7 +113,7 @@ def run_machine(target: Target, role: str, *, seed: int, examples: int, steps: i
     with reports_into(lambda: context.session):
         worker.start()
         hang = _watch(worker, context, role, seed, timeout_s, progress)
-    if not hang and raised and isinstance(raised[0], RetryOutsideLoop):  # the target now calls outside loops
+    if not hang and raised and isinstance(raised[0], RetryCallMode):  # the target now calls outside loops
         return run_machine(target, role, seed=seed, examples=examples, steps=steps, profile=profile,
                            timeout_s=timeout_s, database=database, blob=blob, shrink=shrink, recorder=recorder,
                            progress=progress)

@@ -13,12 +13,16 @@ from .. import rule
 
 @rule("1.1")
 def on_next_count_never_exceeds_requested(target):
-    """1.1: the probe counts its demand and charges every on_next beyond it at once."""
-    publisher = target.create_publisher(target.elements(10, at_least=4))
-    probe = target.subscribe(publisher)
+    """1.1: the probe counts its demand and charges every on_next beyond it at once ("at all times": in
+    the stress mode, over a stream of `--stream-length` elements)."""
+    n = target.elements(max(10, target.stream_length), at_least=4)
+    probe = target.subscribe(target.create_publisher(n))
     target.settle()  # no demand yet: any on_next now exceeds it
-    for n in (1, 2, 1):
-        probe.request(n)
+    for k in (1, 2, 1):
+        probe.request(k)
+        target.settle()
+    if n > 10:  # the stress mode: the rest of the long stream, against its demand
+        probe.request(n - 5)
         target.settle()
 
 

@@ -1,0 +1,332 @@
+"""`rstck check` in a supervised worker process: the kit survives its target.
+
+The command's own process (the supervisor) never imports the target. A worker process loads it,
+plans the checks and runs them one by one, telling the supervisor what it begins and what each
+check found; the supervisor writes each result row as it arrives. If the worker dies (the target
+calls `os._exit`, a C extension crashes, the OOM killer), the check it was running gets an error
+row naming the call it was in, and the remaining checks run in a fresh worker. A check abandoned at
+its deadline that left threads busy makes the worker ask to be replaced, so that nothing it left
+slows down or grows the memory of later checks. A worker ends with `os._exit` once it has said
+everything, so threads the target leaves behind cannot keep the run from ending.
+
+On Linux the worker is forked from the supervisor (which has imported little and runs no thread),
+so a normal run pays a few milliseconds for it; elsewhere it is spawned.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import mmap
+import multiprocessing
+import os
+import signal
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Iterator
+from typing import Any
+
+STATUS_BYTES = 512
+
+
+def watchdog_s(timeout_s: float) -> float:
+    """How long after a check began the supervisor waits for its result before it stops the worker. The
+    worker's own runner gives up on a check at its deadline and a grace; this is only for a worker that
+    cannot run Python any more (a C extension holding the interpreter)."""
+    return 2 * timeout_s + 10.0
+
+
+@dataclasses.dataclass(frozen=True)
+class CheckRun:
+    """What a worker is asked to do. Plain data: it crosses into the worker process."""
+
+    target_spec: str
+    rules: str | None
+    timeout_s: float
+    fuzz_examples: int  # 0: no fuzz phase
+    stream_length: int = 0  # the stress mode (--stream-length)
+    start: int = 0  # the index, in the plan, of the first check to run
+    list_only: bool = False
+    known_hangs: tuple[tuple[str, str], ...] = ()
+    status_path: str = ""
+
+
+class CallStatus:
+    """A few hundred bytes of shared memory where the worker keeps the call it is in: all that is left
+    to read when the target kills the process."""
+
+    def __init__(self, path: str):
+        self._file = open(path, "r+b")  # noqa: SIM115 - lives as long as the process that maps it
+        self._map = mmap.mmap(self._file.fileno(), STATUS_BYTES)
+
+    def write(self, text: str) -> None:
+        data = text.encode("utf-8", "replace")[:STATUS_BYTES - 1]
+        self._map[:len(data) + 1] = data + b"\0"
+
+    def read(self) -> str:
+        return self._map[:STATUS_BYTES].split(b"\0", 1)[0].decode("utf-8", "replace")
+
+
+def new_status_file() -> str:
+    handle, path = tempfile.mkstemp(prefix="rstck-status-")
+    os.write(handle, b"\0" * STATUS_BYTES)
+    os.close(handle)
+    return path
+
+
+def run_events(run: CheckRun, status: CallStatus | None = None) -> Iterator[tuple]:
+    """What running `run` produces, in order: ("plan", info), then per check ("begin", index) and
+    ("result", index, row, leftovers, known hangs), possibly ("restart", next index, why), then ("fuzz",
+    rows, summaries) and ("done",). Bad input ends it with ("bad_input", message). Shared by the worker
+    process and the in-process route."""
+    from . import session as session_module
+    from .plan import plan, unserved
+    from .runner import run_check
+    from .target import load_target
+    from .verdict import BadInput
+
+    try:
+        target = load_target(run.target_spec)
+        target.stream_length = run.stream_length
+        planned = plan(target, rules=run.rules)
+        if not planned:
+            offered = ", ".join(sorted(target.capabilities & {"publisher", "subscriber", "processor"})) or "nothing"
+            raise BadInput(f"no check to run: the selection {run.rules or 'all'} has none for what the target "
+                           f"offers ({offered})")
+    except BadInput as exc:
+        yield ("bad_input", str(exc))
+        return
+    yield ("plan", {"target": target.name, "skipped": unserved(target, rules=run.rules),
+                    "checks": [_planned_info(p) for p in planned]})
+    if run.list_only:
+        yield ("done",)
+        return
+    target.known_hangs.update(run.known_hangs)
+    if status is not None:
+        session_module.CALL_STATUS = status.write
+    for index in range(run.start, len(planned)):
+        yield ("begin", index)
+        result = run_check(planned[index].check, planned[index].target, timeout_s=run.timeout_s)
+        yield ("result", index, result.row(), result.leftovers, tuple(target.known_hangs.items()))
+        if result.leftovers and index + 1 < len(planned):
+            yield ("restart", index + 1, f"{result.rule} {result.check} left threads busy "
+                                         f"({', '.join(result.leftovers)})")
+            return
+    if run.fuzz_examples:
+        if status is not None:
+            status.write("the fuzz phase")
+        from .fuzz.phase import run_phase  # Hypothesis is imported only when the phase runs
+
+        rows, summaries = run_phase(target, run.target_spec, examples=run.fuzz_examples, timeout_s=run.timeout_s)
+        yield ("fuzz", [row.row() for row in rows], [dataclasses.asdict(s) for s in summaries])
+    yield ("done",)
+
+
+def _planned_info(planned: Any) -> dict[str, Any]:
+    from .rules.catalog import load_catalog
+
+    item = load_catalog()[planned.check.rule]
+    return {"rule": planned.check.rule, "check": planned.check.name, "role": planned.check.role,
+            "level": item.level, "spec": item.spec, "view": planned.view, "target": planned.target.name}
+
+
+def _worker_main(connection: Any, run: CheckRun) -> None:
+    """The worker process: run, tell the supervisor everything, and end without waiting for anyone."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the supervisor's; any interrupt here is the target's
+    code = 0
+    try:
+        status = CallStatus(run.status_path)
+        for event in run_events(run, status):
+            connection.send(event)
+    except BaseException:  # noqa: BLE001 - the kit broke: say so, then end like any worker
+        try:
+            connection.send(("crash", traceback.format_exc()))
+        except BaseException:  # noqa: BLE001 - the pipe is gone: the supervisor sees the worker die
+            pass
+        code = 3
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except BaseException:  # noqa: BLE001 - the target may have closed it
+                pass
+        os._exit(code)  # threads the target left behind must not keep the worker alive
+
+
+class KitBroke(Exception):
+    """The kit itself failed in the worker (a defect of rstck): the worker's traceback."""
+
+
+@dataclasses.dataclass
+class Supervised:
+    """What a supervised run found: the plan, one row per check that ran (and the fuzz phase's), notes."""
+
+    target: str = ""
+    skipped: dict[str, int] = dataclasses.field(default_factory=dict)
+    checks: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    rows: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    fuzz: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    notes: list[str] = dataclasses.field(default_factory=list)
+    interrupted: bool = False
+
+
+class Observer:
+    """What the supervisor tells as it goes (progress on a terminal, rows to a file)."""
+
+    def begin(self, number: int, total: int, info: dict[str, Any]) -> None: ...
+    def tick(self) -> None: ...
+    def row(self, row: dict[str, Any]) -> None: ...
+    def close(self) -> None: ...
+
+
+def supervise(run: CheckRun, observer: Observer, *, in_process: bool = False) -> Supervised:
+    """Run `run` in worker processes (or, `in_process`, here), restarting after a death or a busy leftover."""
+    outcome = Supervised()
+    known_hangs: tuple[tuple[str, str], ...] = ()
+    start = 0
+    status_path = new_status_file()
+    try:
+        while True:
+            current = dataclasses.replace(run, start=start, known_hangs=known_hangs, status_path=status_path)
+            if in_process:
+                ended = _drive(iter(run_events(current)), None, current, outcome, observer)
+            else:
+                ended = _run_worker(current, outcome, observer)
+            kind = ended[0]
+            if kind == "restart":
+                start, why = ended[1], ended[2]
+                outcome.notes.append(f"{why}: the remaining checks ran in a fresh worker process")
+                known_hangs = ended[3]
+                continue
+            return outcome
+    except KeyboardInterrupt:
+        outcome.interrupted = True
+        return outcome
+    finally:
+        observer.close()
+        os.unlink(status_path)
+
+
+def _run_worker(run: CheckRun, outcome: Supervised, observer: Observer) -> tuple:
+    method = "fork" if sys.platform.startswith("linux") else "spawn"
+    context = multiprocessing.get_context(method)
+    receiving, sending = context.Pipe(duplex=False)
+    worker = context.Process(target=_worker_main, args=(sending, run), name="rstck-worker", daemon=True)
+    worker.start()
+    sending.close()
+    status = CallStatus(run.status_path)
+    try:
+        return _drive(_received(receiving, worker, run, observer), (worker, status), run, outcome, observer)
+    except KeyboardInterrupt:
+        worker.kill()
+        raise
+    finally:
+        if worker.is_alive():
+            worker.kill()
+        worker.join(5)
+        receiving.close()
+
+
+def _received(connection: Any, worker: Any, run: CheckRun, observer: Observer) -> Iterator[tuple]:
+    """The worker's events; ("died", exit code) when it ends without saying it is done, ("stuck",) when a
+    check outlives the watchdog."""
+    began: float | None = None
+    while True:
+        if connection.poll(0.1):
+            try:
+                event = connection.recv()
+            except (EOFError, OSError):
+                worker.join(5)
+                yield ("died", worker.exitcode)
+                return
+            began = time.monotonic() if event[0] == "begin" else None if event[0] == "result" else began
+            yield event
+            if event[0] in ("done", "bad_input", "crash", "restart"):
+                return
+            continue
+        observer.tick()
+        if not worker.is_alive() and not connection.poll(0):
+            yield ("died", worker.exitcode)
+            return
+        if began is not None and time.monotonic() - began > watchdog_s(run.timeout_s):
+            worker.kill()
+            yield ("stuck",)
+            return
+
+
+def _drive(events: Iterator[tuple], worker: Any, run: CheckRun, outcome: Supervised,
+           observer: Observer) -> tuple:
+    """Take in a worker's events; what ended it: ("done",), or ("restart", next index, why, known hangs)."""
+    from .verdict import BadInput
+
+    in_progress: int | None = None
+    known_hangs = run.known_hangs
+    for event in events:
+        kind = event[0]
+        if kind == "plan":
+            info = event[1]
+            outcome.target, outcome.skipped = info["target"], info["skipped"]
+            outcome.checks = info["checks"]
+        elif kind == "begin":
+            in_progress = event[1]
+            observer.begin(in_progress + 1, len(outcome.checks), outcome.checks[in_progress])
+        elif kind == "result":
+            _, index, row, _leftovers, known_hangs = event
+            in_progress = None
+            outcome.rows.append(row)
+            observer.row(row)
+        elif kind == "restart":
+            return ("restart", event[1], event[2], known_hangs)
+        elif kind == "fuzz":
+            outcome.rows += event[1]
+            for row in event[1]:
+                observer.row(row)
+            outcome.fuzz = event[2]
+        elif kind == "bad_input":
+            raise BadInput(event[1])
+        elif kind == "crash":
+            raise KitBroke(event[1])
+        elif kind in ("died", "stuck"):
+            call = worker[1].read() if worker is not None else ""
+            if kind == "died":
+                what = f"the target ended the process ({_exit_text(event[1])})"
+            else:
+                what = f"the worker process stopped answering for {watchdog_s(run.timeout_s):g} s and was stopped"
+            if in_progress is None:
+                if not outcome.checks:
+                    raise BadInput(f"target {run.target_spec!r}: {what} while it was being loaded")
+                outcome.notes.append(f"{what} during {call or 'the fuzz phase'}; no more was run")
+                return ("done",)
+            row = error_row(outcome.checks[in_progress], f"{what} during {call or 'the check'}")
+            outcome.rows.append(row)
+            observer.row(row)
+            if in_progress + 1 >= len(outcome.checks):
+                return ("done",)
+            return ("restart", in_progress + 1, f"{what} in {row['rule']} {row['check']}", known_hangs)
+        elif kind == "done":
+            return ("done",)
+    return ("done",)
+
+
+def _exit_text(code: int | None) -> str:
+    if code is None:
+        return "it did not say how"
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit {code}"
+
+
+def error_row(info: dict[str, Any], reason: str) -> dict[str, Any]:
+    """The row of a check the target's process death cut short."""
+    from .runner import Result
+    from .verdict import Verdict
+
+    result = Result(target=info["target"], spec=info["spec"], rule=info["rule"], level=info["level"],
+                    check=info["check"], role=info["role"], verdict=Verdict.ERROR, reason=reason,
+                    message=f"error: {reason}")
+    return result.row()
+

@@ -1,0 +1,1 @@
+"""Hostile implementations the kit must survive: hangs, floods, BaseExceptions, process tampering."""
