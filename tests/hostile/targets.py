@@ -552,13 +552,13 @@ class FactoryBlocks:
 
 class OverDeliversThenHangs(_Sync):
     """SyncTrampolined except for its requests: the first positive request(k) of a subscription
-    registers k + 1, so one element more than requested is delivered (if the stream has it), and
-    every request after that one blocks forever on an Event nobody sets (a request made inside
-    on_next of the first batch included, which then keeps the first request from returning too;
-    a non-positive request before it is answered correctly, with on_error).
+    registers k + 1, delivers (one element more than requested, if the stream has it, and whatever
+    requests made inside its on_next calls add), and then blocks forever on an Event nobody sets;
+    so does every request after it from outside that delivery. A non-positive request before it is
+    answered correctly, with on_error.
 
-    Breaks 1.1 (on_next beyond demand) and 3.4 (request never returns; 3.16 on a "must return"
-    reading).
+    Breaks 1.1 (on_next beyond demand), then 3.4 (request never returns; 3.16 on a "must return"
+    reading) in the same call.
     """
 
     def _subscription(self, subscriber):
@@ -569,16 +569,21 @@ class _OverDeliveringSubscription(_TrampolinedSubscription):
     def __init__(self, subscriber, n: int, fail_with, *, hang_later: bool):
         super().__init__(subscriber, n, fail_with)
         self._over_delivered = False
+        self._delivering_first = False
         self._hang_later = hang_later
         self._never = _NeverSet()
 
     def request(self, n) -> None:
-        if self._over_delivered and self._hang_later:
+        first = not self._over_delivered and _is_positive_count(n)
+        if self._over_delivered and self._hang_later and not self._delivering_first:
             self._never.wait()
-        if not self._over_delivered and _is_positive_count(n):
-            self._over_delivered = True
+        if first:
+            self._over_delivered = self._delivering_first = True
             n += 1
         super().request(n)
+        if first and self._hang_later:
+            self._delivering_first = False
+            self._never.wait()
 
 
 # -- 12. the process ends in request ------------------------------------------------------------
@@ -951,8 +956,8 @@ EXPECTED = {
                                   "unreadable; the unprintable exceptions shown by a placeholder, no crash",
     "factory_returns_42": "error naming create_publisher (returned 42, not a publisher)",
     "factory_blocks": "error naming create_publisher (never returned), charged to the target within the deadline",
-    "over_delivers_then_hangs": "1.1 fails (one element beyond demand), then 3.4 (or 3.16) hang in request, "
-                                "charged to the target",
+    "over_delivers_then_hangs": "1.1 fails (one element beyond demand), then 3.4 (or 3.16) hang in the same "
+                                "request: both shown, the violation first, charged to the target",
     "exits_the_process_in_request": "the process running the checks ends with status 3 on the third request: "
                                     "that check charged to the target (process ended), every other check a verdict",
     "escape_sequences": "1.1 fails; the report, trace, elements and the error's class name and message printed "
