@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import pathlib
 import re
 import sys
 import textwrap
 import time
 
+from .options import count, seconds
 from .plan import untested_items
 from .rules import all_checks
 from .rules.catalog import load_catalog
@@ -23,7 +23,6 @@ from .verdict import BadInput, Verdict
 
 EXIT_CONFORMANT, EXIT_NONCONFORMANT, EXIT_BAD_INPUT = 0, 1, 2
 EXIT_INTERRUPTED = 130  # the user's Ctrl-C, as a shell reports it
-MAX_TIMEOUT_S = 3600.0
 MAX_FUZZ_EXAMPLES = 1_000_000
 MAX_STREAM_LENGTH = 1_000_000_000
 DEFAULT_FUZZ_EXAMPLES = 100  # per role, in the fuzz phase (rstck/fuzz/phase.py)
@@ -84,13 +83,10 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _check(args: argparse.Namespace) -> int:
-    if not (math.isfinite(args.timeout) and 0 < args.timeout <= MAX_TIMEOUT_S):
-        raise BadInput(f"--timeout must be a number of seconds above 0 and at most {MAX_TIMEOUT_S:g}, "
-                       f"got {args.timeout:g}")
-    if args.fuzz_examples is not None and not 1 <= args.fuzz_examples <= MAX_FUZZ_EXAMPLES:
-        raise BadInput(f"--fuzz-examples must be between 1 and {MAX_FUZZ_EXAMPLES}, got {args.fuzz_examples}")
-    if not 0 <= args.stream_length <= MAX_STREAM_LENGTH:
-        raise BadInput(f"--stream-length must be between 1 and {MAX_STREAM_LENGTH}, got {args.stream_length}")
+    seconds("--timeout", args.timeout)
+    count("--fuzz-examples", args.fuzz_examples, minimum=1, maximum=MAX_FUZZ_EXAMPLES)
+    if args.stream_length:  # 0: the stress mode is off
+        count("--stream-length", args.stream_length, minimum=1, maximum=MAX_STREAM_LENGTH)
     if args.rules:
         load_catalog().select(args.rules)  # an unknown rule id is bad input before anything starts
     fuzz = 0 if args.no_fuzz or args.rules else (args.fuzz_examples or DEFAULT_FUZZ_EXAMPLES)

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from .options import seconds
 from .plan import Planned, plan
 from .rules.catalog import load_catalog
 from .runner import Result, run_check
@@ -63,6 +64,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     for marker, text in MARKERS.items():
         config.addinivalue_line("markers", f"{marker}: {text}")
+    timeout = config.getoption("rstck_timeout", None)
+    if timeout is not None:
+        try:
+            seconds("--rstck-timeout", timeout)
+        except BadInput as exc:
+            raise pytest.UsageError(str(exc)) from None
     results_dir = config.getoption("rstck_results", None)
     config.stash[_RESULTS] = _ResultsFile(pathlib.Path(results_dir), _worker_id(config)) if results_dir else None
 

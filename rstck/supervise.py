@@ -22,9 +22,10 @@ import os
 import signal
 import sys
 import tempfile
+import threading
 import time
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 STATUS_BYTES = 512
@@ -134,6 +135,7 @@ def _planned_info(planned: Any) -> dict[str, Any]:
 def _worker_main(connection: Any, run: CheckRun) -> None:
     """The worker process: run, tell the supervisor everything, and end without waiting for anyone."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the supervisor's; any interrupt here is the target's
+    _ctrl_c_blocked(False)  # blocked by the supervisor until the line above had run (_run_worker)
     code = 0
     try:
         status = CallStatus(run.status_path)
@@ -186,6 +188,7 @@ def supervise(run: CheckRun, observer: Observer, *, in_process: bool = False) ->
     known_hangs: tuple[tuple[str, str], ...] = ()
     start = 0
     status_path = new_status_file()
+    restore = _remember_ctrl_c()
     try:
         while True:
             current = dataclasses.replace(run, start=start, known_hangs=known_hangs, status_path=status_path)
@@ -204,8 +207,38 @@ def supervise(run: CheckRun, observer: Observer, *, in_process: bool = False) ->
         outcome.interrupted = True
         return outcome
     finally:
+        restore()
         observer.close()
         os.unlink(status_path)
+
+
+_ctrl_c = threading.Event()
+
+
+def _remember_ctrl_c() -> Callable[[], None]:
+    """Ctrl-C raises KeyboardInterrupt as usual, and is also remembered: Python swallows an exception
+    raised while a finalizer runs (`__del__` of a connection being collected), and the supervisor
+    must stop all the same. Returns what puts the previous handler back."""
+    _ctrl_c.clear()
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+
+    def on_ctrl_c(signum: int, frame: Any) -> None:
+        _ctrl_c.set()
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, on_ctrl_c)
+    return lambda: signal.signal(signal.SIGINT, previous)
+
+
+def _ctrl_c_blocked(blocked: bool) -> None:
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_BLOCK if blocked else signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+def _stop_if_interrupted() -> None:
+    if _ctrl_c.is_set():
+        raise KeyboardInterrupt
 
 
 def _run_worker(run: CheckRun, outcome: Supervised, observer: Observer) -> tuple:
@@ -213,7 +246,11 @@ def _run_worker(run: CheckRun, outcome: Supervised, observer: Observer) -> tuple
     context = multiprocessing.get_context(method)
     receiving, sending = context.Pipe(duplex=False)
     worker = context.Process(target=_worker_main, args=(sending, run), name="rstck-worker", daemon=True)
-    worker.start()
+    _ctrl_c_blocked(True)  # a Ctrl-C as the worker starts is the supervisor's, never a crash of the worker
+    try:
+        worker.start()
+    finally:
+        _ctrl_c_blocked(False)
     sending.close()
     status = CallStatus(run.status_path)
     try:
@@ -245,6 +282,7 @@ def _received(connection: Any, worker: Any, run: CheckRun, observer: Observer) -
             if event[0] in ("done", "bad_input", "crash", "restart"):
                 return
             continue
+        _stop_if_interrupted()
         observer.tick()
         if not worker.is_alive() and not connection.poll(0):
             yield ("died", worker.exitcode)
@@ -263,6 +301,7 @@ def _drive(events: Iterator[tuple], worker: Any, run: CheckRun, outcome: Supervi
     in_progress: int | None = None
     known_hangs = run.known_hangs
     for event in events:
+        _stop_if_interrupted()
         kind = event[0]
         if kind == "plan":
             info = event[1]

@@ -17,6 +17,7 @@ that is blocked.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import gc
 import linecache
@@ -26,6 +27,7 @@ import selectors
 import sys
 import threading
 import weakref
+from collections.abc import Iterator
 from typing import Any
 
 # Timers further away than this are not pending work (a heartbeat, an idle timeout).
@@ -117,44 +119,72 @@ class ThreadWatch:
 
     def __init__(self) -> None:
         self._started_before: weakref.WeakSet[threading.Thread] = weakref.WeakSet(threading.enumerate())
-        frames = _current_frames()
-        self._parked_before = {t.ident for t in threading.enumerate()
-                               if not is_kit_thread(t) and _thread_state(t, frames.get(t.ident)).kind == "parked"}
+        others = {t.ident: t for t in threading.enumerate() if not is_kit_thread(t)}
+        self._parked_before = {ident for ident, state in _read_states(others).items() if state.kind == "parked"}
 
     def watched(self, signalling: set[int]) -> dict[int, threading.Thread | None]:
         """The threads settling must account for, by ident; `signalling`: idents seen in the trace."""
         by_ident = {t.ident if t.ident is not None else -id(t): t for t in threading.enumerate()}
-        frames = _current_frames()
         chosen: dict[int, threading.Thread | None] = {}
+        parked_then = {ident: thread for ident, thread in by_ident.items() if ident in self._parked_before}
+        woken = {ident for ident, state in _read_states(parked_then).items() if state.kind != "parked"}
         for ident, thread in by_ident.items():
             if thread is None or is_kit_thread(thread):
                 continue
-            if (thread not in self._started_before or ident in signalling
-                    or (ident in self._parked_before and _thread_state(thread, frames.get(ident)).kind != "parked")):
+            if thread not in self._started_before or ident in signalling or ident in woken:
                 chosen[ident] = thread
+        with _collector_off():
+            running = set(sys._current_frames())  # idents only: no frame is read
         for ident in signalling:  # threads not made by `threading` (C extensions) are known by ident only
-            if ident not in by_ident and ident in frames:
+            if ident not in by_ident and ident in running:
                 chosen[ident] = None
         _seen.update(thread for thread in chosen.values() if thread is not None)
         return chosen
 
     @staticmethod
     def states(threads: dict[int, threading.Thread | None]) -> dict[int, ThreadState]:
-        frames = _current_frames()
-        return {ident: _thread_state(thread, frames.get(ident)) for ident, thread in threads.items()}
+        return _read_states(threads)
 
 
-def _current_frames() -> dict[int, Any]:
-    """`sys._current_frames()` with the garbage collector held off: it holds CPython's thread-list lock
-    while it makes frame objects, and a collection then that frees a `threading.local` needs the same
-    lock (3.11 deadlocks on itself)."""
+def _read_states(threads: dict[int, threading.Thread | None]) -> dict[int, ThreadState]:
+    """What each thread is doing.
+
+    Other threads' frames are read in one go, without letting go of the GIL (no I/O, no garbage
+    collection, which may run finalizers that do I/O) until they are dropped: a frame object kept
+    while its thread runs on may be popped under the reader (CPython 3.11 crashed walking `f_back`
+    of such a frame). The kernel's scheduling state, which takes a file read, is asked afterwards.
+    The collector is also off while `sys._current_frames()` runs: it holds CPython's thread-list
+    lock while it makes frame objects, and a collection then that frees a `threading.local` needs
+    the same lock (3.11 deadlocks on itself).
+    """
+    with _collector_off():
+        frames = sys._current_frames()
+        read = {ident: _thread_state(thread, frames.get(ident)) for ident, thread in threads.items()}
+        del frames
+    while _files_to_read:  # for the next look (_simple_queue_waited_on)
+        linecache.getlines(_files_to_read.pop())
+    return {ident: _scheduled(threads[ident], state) if state.kind == "undecided" else state
+            for ident, state in read.items()}
+
+
+@contextlib.contextmanager
+def _collector_off() -> Iterator[None]:
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return sys._current_frames()
+        yield
     finally:
         if enabled:
             gc.enable()
+
+
+_files_to_read: set[str] = set()
+
+
+def _scheduled(thread: threading.Thread | None, undecided: ThreadState) -> ThreadState:
+    """A thread its frame did not explain: running (on a CPU or waiting for one) or blocked."""
+    kind = "running" if _scheduler_state(thread) == "R" else "blocked"
+    return ThreadState(kind, where=undecided.where)
 
 
 def describe(threads: dict[int, threading.Thread | None], states: dict[int, ThreadState]) -> str:
@@ -189,11 +219,7 @@ def _state(thread: threading.Thread | None, frame: Any) -> ThreadState:
         if still is not None and thread is not None:
             _parked[thread] = (id(frame), frame.f_code, frame.f_lasti, still)
         return state
-    where = (frame.f_code, frame.f_lasti)
-    scheduler_state = _scheduler_state(thread)
-    if scheduler_state == "R":
-        return ThreadState("running", where=where)
-    return ThreadState("blocked", where=where)
+    return ThreadState("undecided", where=(frame.f_code, frame.f_lasti))  # by the scheduler: _scheduled
 
 
 def _parked_or_timer(frame: Any) -> tuple[ThreadState, Any] | None:
@@ -232,7 +258,11 @@ def _simple_queue_waited_on(frame: Any) -> queue_module.SimpleQueue | None:
     SimpleQueue.get blocks in C, so the frame shows only the line; the queue is the one that line
     names among the frame's locals, or among the attributes of its `self`.
     """
-    line = linecache.getline(frame.f_code.co_filename, frame.f_lineno)
+    filename = frame.f_code.co_filename
+    if filename not in linecache.cache:  # reading the file now would let go of the GIL (_read_states)
+        _files_to_read.add(filename)
+        return None
+    line = linecache.getline(filename, frame.f_lineno)
     if ".get(" not in line:
         return None
     local = frame.f_locals

@@ -7,10 +7,13 @@ import os
 import pickle
 import time
 
+import pytest
+
 from rstck import InProcessTarget
 from rstck.fuzz.campaign import Shard, plan_shards, run_local, run_shard, run_shard_on
 from rstck.fuzz.run import run_machine
 from rstck.reference.publishers import FailedPublisher
+from rstck.reference.targets import sync_publisher
 from rstck.runner import ROW_FIELDS
 
 from .zoo import publishers as p
@@ -53,11 +56,17 @@ def test_examples_are_cut_into_consecutive_seeded_shards():
     for role in ("publisher", "subscriber"):
         mine = [s for s in shards if s.role == role]
         assert len(mine) == 4  # two per job, to even out their speeds
-        assert sum(s.runs * s.examples_per_run for s in mine) >= 1000
+        assert sum(s.examples for s in mine) == 1000  # exactly the budget, shrinking included
         assert [s.replay_saved for s in mine] == [True, False, False, False]
     seeds = [seed for s in shards for seed in s.seeds]
     assert seeds == list(range(7, 7 + len(seeds)))  # every run its own seed, in order
     assert [s.index for s in shards] == list(range(len(shards)))
+
+
+def test_a_budget_that_is_not_a_multiple_of_the_runs_is_met_exactly():
+    shards = plan_shards("m:t", ["publisher"], examples=250, time_s=None, jobs=2, base_seed=0,
+                         profile="rstck-default")
+    assert [(s.runs, s.examples) for s in shards] == [(1, 100), (1, 100), (1, 50)]
 
 
 def test_a_time_budget_is_shared_by_the_roles_one_shard_per_job():
@@ -93,6 +102,34 @@ def test_a_failure_is_shrunk_to_a_short_trace_that_its_blob_replays_exactly():
                         timeout_s=1.0, blob=finding.blob)
     assert [(f.rule, f.trace) for f in again.findings] == [("3.9", finding.trace)]
     assert again.examples == 1
+
+
+@pytest.mark.parametrize("budget", [300, 40, 8])
+def test_the_budget_bounds_every_example_shrinking_included(budget):
+    report = run_machine(ignores_zero, "publisher", seed=1, examples=100, steps=30, profile="rstck-default",
+                         timeout_s=1.0, budget=budget)
+    [finding] = [f for f in report.findings if f.rule == "3.9"]
+    assert report.examples <= budget and report.generated + report.shrinking == report.examples
+    assert finding.blob  # whatever the bound, the finding replays
+    again = run_machine(ignores_zero, "publisher", seed=1, examples=1, steps=30, profile="rstck-default",
+                        timeout_s=1.0, blob=finding.blob)
+    assert [f.rule for f in again.findings] == ["3.9"]
+    if report.shrinking and report.examples == budget:
+        assert finding.note.startswith("shrinking stopped at its bound after")
+
+
+def test_shrinking_stops_at_its_time_bound_and_keeps_the_failure():
+    report = run_machine(ignores_zero, "publisher", seed=1, examples=100, steps=30, profile="rstck-default",
+                         timeout_s=1.0, shrink_time_s=1e-9)
+    [finding] = [f for f in report.findings if f.rule == "3.9"]
+    assert finding.note == "shrinking stopped at its bound after 0 examples: the smallest failing example found by then"
+    assert report.shrinking == 1 and finding.blob  # the one replay that yields the failure and its blob
+
+
+def test_no_example_starts_after_the_time_bound_even_within_a_run():
+    report = run_machine(sync_publisher, "publisher", seed=1, examples=100_000, steps=30, profile="rstck-default",
+                         timeout_s=1.0, until=time.monotonic() + 0.3)
+    assert 0 < report.examples < 100_000 and not report.findings
 
 
 def test_a_step_that_never_returns_is_charged_to_the_call_it_is_stuck_in():

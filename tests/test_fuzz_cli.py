@@ -42,10 +42,25 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
 def test_a_reference_passes_with_progress_and_a_summary(capsys):
     code, out, err = run(capsys, REFERENCE, "--examples", "200", "--seed", "4")
     assert code == 0, out
-    assert re.search(r"rstck fuzz: [\d,]+ examples \([\d,]+ steps\) in [\d.]+ s, [\d,]+ steps/s — no violation",
+    assert re.search(r"rstck fuzz: 200 examples \(200 generating, 0 shrinking; [\d,]+ steps\) in [\d.]+ s, "
+                     r"[\d,]+ steps/s — no violation",
                      out), out
     assert "publisher; 200 examples per role" in err and "seed 4" in err
     assert re.search(r"run 2/2 · [\d,]+ examples · [\d,]+ steps/s · 0 rules violated so far", err), err
+
+
+SUMMARY = re.compile(r"rstck fuzz: ([\d,]+) examples \(([\d,]+) generating, ([\d,]+) shrinking; ")
+
+
+@pytest.mark.parametrize("shrink", [True, False], ids=["shrinking", "no-shrink"])
+def test_the_examples_budget_bounds_every_example_shrinking_included(capsys, shrink):
+    # A 3.9 failure takes hundreds of examples to shrink: without the bound, this run took 680.
+    code, out, _ = run(capsys, "tests.test_fuzz_campaign:ignores_zero", "--examples", "300", "--seed", "1",
+                       "--database", "none", *([] if shrink else ["--no-shrink"]))
+    assert code == 1
+    examples, generating, shrinking = (int(n.replace(",", "")) for n in SUMMARY.search(out).groups())
+    assert examples <= 300 and generating + shrinking == examples
+    assert (shrinking > 0) == shrink
 
 
 def test_a_violation_is_printed_rule_first_with_its_trace_and_one_replay_command(capsys, tmp_path):
@@ -100,8 +115,11 @@ def test_the_example_database_and_hypothesis_files_stay_under_rstck(capsys, tmp_
     (["no_such_module:target"], "cannot import"),
     ([REFERENCE, "--role", "subscriber"], "the target offers no subscriber (it offers publisher)"),
     ([REFERENCE, "--time", "soon"], "--time 'soon'"),
-    ([REFERENCE, "--examples", "0"], "--examples must be at least 1"),
-    ([REFERENCE, "--jobs", "0"], "--jobs must be at least 1"),
+    ([REFERENCE, "--examples", "0"], "--examples must be between 1 and"),
+    ([REFERENCE, "--jobs", "0"], "--jobs must be between 1 and 256, got 0"),
+    ([REFERENCE, "--timeout", "nan"], "--timeout must be a number of seconds above 0"),
+    ([REFERENCE, "--timeout", "inf"], "--timeout must be a number of seconds above 0"),
+    ([REFERENCE, "--shrink-time", "99999h"], "--shrink-time must be a number of seconds above 0"),
     ([REFERENCE, "--profile", "rstck-huge"], "fuzz profile 'rstck-huge' is unknown"),
     ([REFERENCE, "--replay", "seed-seven"], "--replay 'seed-seven': write it as SEED or SEED:BLOB"),
     ([TWO_ROLES, "--replay", "7"], "--replay needs --role: the target offers publisher, subscriber"),

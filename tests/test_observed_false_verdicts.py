@@ -484,10 +484,12 @@ def test_the_fuzzer_charges_lost_demand_to_3_8_even_past_max_demand():
 
     target = zoo_target("request_replaces_demand", subscription=p.RequestReplacesDemand)
     found: set[str] = set()
-    for seed in range(10):
-        report = run_machine(target, "publisher", seed=seed, examples=50, steps=30, profile="rstck-default",
+    for seed in range(30):  # about one example in 150 loses demand: a request re-entering on_next
+        report = run_machine(target, "publisher", seed=seed, examples=100, steps=30, profile="rstck-default",
                              timeout_s=1.0, shrink=False)
         found |= {f.rule for f in report.findings}
+        if "3.8" in found:
+            break
     assert "3.8" in found and "3.17" not in found
 
 

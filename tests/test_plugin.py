@@ -144,6 +144,10 @@ def test_bad_target_and_bad_rules_are_usage_errors(pytester):
     result = pytester.runpytest("--rstck-target", REFERENCE, "--rstck-rules", "9.99")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["ERROR: --rstck-rules: '9.99' matches no catalogue item*"])
+    for bad in ("nan", "inf", "1e308", "0"):
+        result = pytester.runpytest("--rstck-target", REFERENCE, "--rstck-timeout", bad)
+        assert result.ret == pytest.ExitCode.USAGE_ERROR
+        result.stderr.fnmatch_lines(["ERROR: --rstck-timeout must be a number of seconds above 0 and at most 3600*"])
 
 
 def test_results_option_writes_a_row_per_item(pytester):

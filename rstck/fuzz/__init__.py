@@ -3,11 +3,18 @@
 Two ways in: `rstck fuzz` (cli.py) and the pytest fuzz items (pytest_items.py). Both cut a
 campaign into `Shard`s; `run_shard(shard) -> rows` runs one anywhere (the local engine uses
 processes; a distributed engine can map it over shards). docs/fuzzing.md has the details.
+The names below are imported when first used: describing `rstck fuzz` needs no Hypothesis.
 """
 
-from .campaign import ROLES, Shard, plan_shards, run_local, run_shard
-from .profiles import PROFILES, choose_profile
-from .run import Finding, run_machine
+import importlib
 
-__all__ = ["PROFILES", "ROLES", "Finding", "Shard", "choose_profile", "plan_shards", "run_local", "run_machine",
-           "run_shard"]
+_EXPORTS = {"PROFILES": "budgets", "ROLES": "budgets", "choose_profile": "budgets", "Shard": "campaign",
+            "plan_shards": "campaign", "run_local": "campaign", "run_shard": "campaign", "Finding": "run",
+            "run_machine": "run"}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)

@@ -17,6 +17,8 @@ import multiprocessing
 import os
 import pathlib
 import queue as queue_module
+import sys
+import threading
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -24,14 +26,13 @@ from typing import Any
 
 from ..settle import DEFAULT_DEADLINE_S
 from ..target import Target, load_target
+from ..threads import left_behind
 from ..verdict import BadInput
-from .profiles import PROFILES, example_database
+from .budgets import DEFAULT_SHRINK_TIME_S, PROFILES, ROLES
+from .profiles import example_database
 from .recorder import FlightRecorder, read_recording
 from .report import merge, result_row
 from .run import Finding, run_machine
-
-ROLES = ("publisher", "subscriber", "processor")
-
 
 @dataclasses.dataclass(frozen=True)
 class Shard:
@@ -40,12 +41,14 @@ class Shard:
     target: str  # MODULE:ATTR, importable on the worker
     role: str
     first_seed: int
-    runs: int
-    examples_per_run: int
+    runs: int  # seeds set aside; the budget may end the shard before all have run
+    examples_per_run: int  # examples each seeded run generates (at most)
     steps: int
     profile: str = "rstck-default"
     timeout_s: float = DEFAULT_DEADLINE_S
-    time_s: float | None = None  # start no run after this long; None: all runs
+    examples: int | None = None  # every example the shard runs, shrinking included; None: runs x per run
+    time_s: float | None = None  # no example starts after this long; None: no bound on time
+    shrink_time_s: float = DEFAULT_SHRINK_TIME_S  # per run
     database: str | None = None  # example database directory; None: off
     replay_saved: bool = False  # the first run replays failures saved by earlier campaigns
     shrink: bool = True
@@ -61,10 +64,12 @@ class ShardOutcome:
     shard: Shard
     findings: list[Finding]
     examples: int = 0
+    shrinking: int = 0  # of `examples`, those spent shrinking failures
     steps: int = 0
     runs: int = 0
     duration_s: float = 0.0
     note: str = ""  # why the shard stopped before its seeds ran out
+    left_behind: list[str] = dataclasses.field(default_factory=list)  # threads the target left running
 
 
 def replay_command(shard: Shard, finding: Finding) -> str:
@@ -73,35 +78,41 @@ def replay_command(shard: Shard, finding: Finding) -> str:
     if shard.timeout_s != DEFAULT_DEADLINE_S:
         command += f" --timeout {shard.timeout_s:g}"
     if not finding.blob:
-        command += f" --examples {shard.examples_per_run}"
+        command += f" --examples {finding.examples or shard.examples_per_run}"
     return f"{command} --replay {finding.replay}"
 
 
 def plan_shards(target_spec: str, roles: list[str], *, examples: int | None, time_s: float | None, jobs: int,
                 base_seed: int, profile: str, steps: int | None = None, timeout_s: float = DEFAULT_DEADLINE_S,
-                database: str | None = None) -> list[Shard]:
-    """Cut a campaign into shards: `examples` per role (rounded up to whole runs), or `time_s` in all."""
+                database: str | None = None, shrink_time_s: float | None = None) -> list[Shard]:
+    """Cut a campaign into shards: exactly `examples` per role (shrinking included), or `time_s` in all."""
     budget = PROFILES[profile]
     steps = steps or budget.steps
     shards: list[Shard] = []
     seed = base_seed
-    common = dict(target=target_spec, steps=steps, profile=profile, timeout_s=timeout_s, database=database)
+    common = dict(target=target_spec, steps=steps, profile=profile, timeout_s=timeout_s, database=database,
+                  shrink_time_s=budget.shrink_time_s if shrink_time_s is None else shrink_time_s)
     for role in roles:
         if time_s is not None:
             # One shard per job and role; the roles take turns, each with its share of the time.
-            per_run = max(1, budget.examples_per_run // 4)  # short runs: the clock is checked between runs
-            counts = [1_000_000] * jobs
+            per_run = max(1, budget.examples_per_run // 4)  # short runs: new seeds keep coming
+            parts = [(1_000_000, None)] * jobs
             shard_time: float | None = time_s / len(roles)
         else:
             total = examples if examples is not None else budget.examples
             per_run = min(budget.examples_per_run, total)
             runs = math.ceil(total / per_run)
-            parts = min(runs, jobs * 2)  # a few shards per job even out their differing speeds
-            counts = [runs // parts + (k < runs % parts) for k in range(parts)]
+            count = min(runs, jobs * 2)  # a few shards per job even out their differing speeds
+            runs_each = [runs // count + (k < runs % count) for k in range(count)]
+            # Whole runs' worth each, the last shard the remainder: together exactly `total`.
+            examples_each = [n * per_run for n in runs_each]
+            examples_each[-1] -= sum(examples_each) - total
+            parts = list(zip(runs_each, examples_each))
             shard_time = None
-        for k, runs_here in enumerate(counts):
+        for k, (runs_here, examples_here) in enumerate(parts):
             shards.append(Shard(role=role, first_seed=seed, runs=runs_here, examples_per_run=per_run,
-                                time_s=shard_time, replay_saved=(k == 0), index=len(shards), **common))
+                                examples=examples_here, time_s=shard_time, replay_saved=(k == 0),
+                                index=len(shards), **common))
             seed += runs_here
     return shards
 
@@ -133,21 +144,28 @@ def run_shard_on(target: Target, shard: Shard, *, progress: Progress | None = No
     """Run `shard`'s seeds against a target object (pytest items and replays use this directly)."""
     outcome = ShardOutcome(shard, [])
     started = time.monotonic()
+    until = None if shard.time_s is None else started + shard.time_s
+    left = shard.examples  # shrinking draws on the same budget as generating
     for number, seed in enumerate(shard.seeds):
-        if shard.time_s is not None and time.monotonic() - started >= shard.time_s:
+        if until is not None and time.monotonic() >= until or left is not None and left <= 0:
             break
         database = example_database(shard.database, target.name, shard.role,
                                     replay_saved=shard.replay_saved and number == 0)
         if recorder is not None:
             recorder.seed = seed
-        report = run_machine(target, shard.role, seed=seed, examples=shard.examples_per_run, steps=shard.steps,
-                             profile=shard.profile, timeout_s=shard.timeout_s, database=database, blob=blob,
-                             shrink=shard.shrink, recorder=recorder,
+        report = run_machine(target, shard.role, seed=seed, steps=shard.steps, profile=shard.profile,
+                             examples=shard.examples_per_run if left is None else min(shard.examples_per_run, left),
+                             budget=left, until=until, shrink_time_s=shard.shrink_time_s,
+                             timeout_s=shard.timeout_s, database=database, blob=blob, shrink=shard.shrink,
+                             recorder=recorder,
                              progress=(lambda e, s: progress("progress", (e, s))) if progress else None)
         outcome.runs += 1
         outcome.examples += report.examples
+        outcome.shrinking += report.shrinking
         outcome.steps += report.steps
         outcome.findings += report.findings
+        if left is not None:
+            left -= report.examples
         if not report.reproduced:
             outcome.note = "did not reproduce"
         if progress is not None:
@@ -182,13 +200,42 @@ _progress_queue: Any = None
 def _start_worker(progress_queue: Any) -> None:
     global _progress_queue
     _progress_queue = progress_queue
+    _end_worker_despite_stuck_threads()
+
+
+def _end_worker_despite_stuck_threads() -> None:
+    """A worker process joins its non-daemon threads before it ends; threads the target left stuck
+    would keep it, and the campaign waiting for it, alive forever. Its results are sent by then:
+    it ends at once instead. (threading's own exit hooks run before that join; concurrent.futures
+    registers its pools' shutdown the same way.)"""
+    def end_if_stuck() -> None:
+        stuck = [t for t in threading.enumerate()
+                 if t.is_alive() and not t.daemon and t is not threading.main_thread()]
+        if stuck:
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except BaseException:  # noqa: BLE001 - a target may have closed it
+                    pass
+            os._exit(0)
+
+    threading._register_atexit(end_if_stuck)  # type: ignore[attr-defined]
 
 
 def _pooled(shard: Shard) -> ShardOutcome:
     def report(kind: str, value: Any) -> None:
         _progress_queue.put((shard.index, kind, value))
 
-    return run_shard_outcome(shard, report)
+    return _with_threads_left_behind(lambda: run_shard_outcome(shard, report))
+
+
+def _with_threads_left_behind(run: Callable[[], ShardOutcome]) -> ShardOutcome:
+    """Run a shard; name the threads it left running that would keep the worker process alive."""
+    before = set(threading.enumerate())
+    outcome = run()
+    started = [t for t in threading.enumerate() if t not in before and t.is_alive() and not t.daemon]
+    outcome.left_behind = sorted({t.name for t in [*started, *left_behind()]})
+    return outcome
 
 
 def run_local(shards: list[Shard], *, jobs: int, on_progress: Progress | None = None) -> list[ShardOutcome]:
@@ -257,8 +304,9 @@ def _drain(progress_queue: Any, on_progress: Progress | None) -> None:
 
 
 def _isolated(shard: Shard, recording: str, result_file: str) -> None:
+    _end_worker_despite_stuck_threads()
     recorder = FlightRecorder(recording)
-    outcome = run_shard_outcome(shard, recorder=recorder)
+    outcome = _with_threads_left_behind(lambda: run_shard_outcome(shard, recorder=recorder))
     recorder.close()
     pathlib.Path(result_file).write_text(json.dumps(_outcome_data(outcome)), encoding="utf-8")
 

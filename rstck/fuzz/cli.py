@@ -18,17 +18,21 @@ import re
 import secrets
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ..options import count, seconds
 from ..settle import DEFAULT_DEADLINE_S
 from ..target import Target, load_target
 from ..verdict import BadInput
-from .campaign import ROLES, Shard, ShardOutcome, plan_shards, replay_command, run_local, run_shard_on
-from .profiles import (DEFAULT_DATABASE, PROFILE_ENV, PROFILES, choose_profile,
-                       keep_hypothesis_files_in_rstck_directory)
-from .report import describe, merge, result_row
+from .budgets import (DEFAULT_DATABASE, PROFILE_ENV, PROFILES, ROLES, choose_profile,
+                      keep_hypothesis_files_in_rstck_directory)
+
+if TYPE_CHECKING:
+    from .campaign import Shard, ShardOutcome
 
 EXIT_CLEAN, EXIT_VIOLATED, EXIT_BAD_INPUT = 0, 1, 2
+MAX_EXAMPLES, MAX_STEPS, MAX_JOBS = 10**9, 10_000, 256
+MAX_DURATION_S = 7 * 24 * 3600.0
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h)?\s*$")
 _TOKEN = re.compile(r"^(\d+)(?::([A-Za-z0-9+/=]+))?$")
 # A terminal gets a live line; a log (CI) gets a line this often.
@@ -45,8 +49,11 @@ def add_fuzz_command(subparsers: Any) -> None:
     fuzz.add_argument("--role", choices=ROLES, help="fuzz only this role (default: every role the target offers)")
     budget = fuzz.add_mutually_exclusive_group()
     budget.add_argument("--examples", type=int, metavar="N",
-                        help="examples per role (default: the profile's; with --replay SEED: of that run)")
+                        help="examples per role, shrinking included (default: the profile's; with --replay SEED: "
+                             "the examples that run generated, as printed)")
     budget.add_argument("--time", metavar="DURATION", help="wall-clock budget of the campaign: 90s, 5m, 1h")
+    fuzz.add_argument("--shrink-time", metavar="DURATION",
+                      help="the longest one run spends shrinking what it found (default: the profile's)")
     fuzz.add_argument("--steps", type=int, metavar="N", help="steps per example (default: the profile's)")
     fuzz.add_argument("--jobs", type=int, default=1, metavar="N", help="worker processes (default 1)")
     fuzz.add_argument("--seed", type=int, metavar="S",
@@ -78,21 +85,25 @@ class _Options:
     database: str | None
     results: str | None
     shrink: bool
+    shrink_time_s: float
 
 
 def run_fuzz(args: argparse.Namespace) -> int:
     keep_hypothesis_files_in_rstck_directory()  # before anything touches Hypothesis' storage
+    from .campaign import plan_shards, run_local  # Hypothesis is imported from here on
+
     options = _options(args)
     if args.replay:
         return _replay(args, options)
-    time_s = _duration(args.time) if args.time else None
+    time_s = _duration("--time", args.time) if args.time else None
     seed = args.seed if args.seed is not None else (0 if _on_ci() else secrets.randbelow(2**31))
     shards = plan_shards(options.target_spec, options.roles, examples=args.examples, time_s=time_s,
                          jobs=options.jobs, base_seed=seed, profile=options.profile, steps=options.steps,
-                         timeout_s=options.timeout_s, database=options.database)
+                         timeout_s=options.timeout_s, database=options.database,
+                         shrink_time_s=options.shrink_time_s)
     if not options.shrink:
         shards = [dataclasses.replace(s, shrink=False) for s in shards]
-    total = None if time_s else sum(s.runs * s.examples_per_run for s in shards)
+    total = None if time_s else sum(s.examples for s in shards)
     budget = f"{_duration_text(time_s)} in all" if time_s else \
         f"{total // len(options.roles):,} examples per role"
     runs = None if time_s else sum(s.runs for s in shards)
@@ -105,12 +116,10 @@ def run_fuzz(args: argparse.Namespace) -> int:
 
 
 def _options(args: argparse.Namespace) -> _Options:
-    for name in ("examples", "steps", "jobs"):
-        value = getattr(args, name)
-        if value is not None and value < 1:
-            raise BadInput(f"--{name} must be at least 1, got {value}")
-    if args.timeout <= 0:
-        raise BadInput(f"--timeout must be positive, got {args.timeout:g}")
+    count("--examples", args.examples, minimum=1, maximum=MAX_EXAMPLES)
+    count("--steps", args.steps, minimum=1, maximum=MAX_STEPS)
+    count("--jobs", args.jobs, minimum=1, maximum=MAX_JOBS)
+    seconds("--timeout", args.timeout)
     profile = choose_profile(args.profile)
     target = load_target(args.target)
     offered = [role for role in ROLES if role in target.capabilities]
@@ -120,9 +129,11 @@ def _options(args: argparse.Namespace) -> _Options:
         raise BadInput("the target offers no publisher, subscriber or processor to fuzz")
     database = None if (args.database or "").lower() == "none" else str(
         pathlib.Path(args.database or DEFAULT_DATABASE).absolute())
+    shrink_time_s = _duration("--shrink-time", args.shrink_time) if args.shrink_time else \
+        PROFILES[profile].shrink_time_s
     return _Options(args.target, target, [args.role] if args.role else offered, profile,
                     args.steps or PROFILES[profile].steps, args.jobs, args.timeout, database, args.results,
-                    not args.no_shrink)
+                    not args.no_shrink, shrink_time_s)
 
 
 def _replay(args: argparse.Namespace, options: _Options) -> int:
@@ -132,10 +143,12 @@ def _replay(args: argparse.Namespace, options: _Options) -> int:
     if len(options.roles) > 1:
         raise BadInput(f"--replay needs --role: the target offers {', '.join(options.roles)}")
     seed, blob = int(match.group(1)), match.group(2)
+    from .campaign import Shard, run_shard_on
+
     examples = args.examples or PROFILES[options.profile].examples_per_run
     shard = Shard(target=options.target_spec, role=options.roles[0], first_seed=seed, runs=1,
                   examples_per_run=examples, steps=options.steps, profile=options.profile,
-                  timeout_s=options.timeout_s, shrink=options.shrink)
+                  timeout_s=options.timeout_s, shrink=options.shrink, shrink_time_s=options.shrink_time_s)
     what = "the shrunk example" if blob else f"seeded run {seed} ({examples} examples)"
     print(f"rstck fuzz: replaying {what} against {options.target.name} ({shard.role})", file=sys.stderr)
     started = time.monotonic()
@@ -147,6 +160,9 @@ def _replay(args: argparse.Namespace, options: _Options) -> int:
 
 
 def _conclude(outcomes: list[ShardOutcome], options: _Options, shard: Shard, elapsed: float) -> int:
+    from .campaign import replay_command
+    from .report import describe, merge, result_row
+
     findings = [f for outcome in outcomes for f in outcome.findings]
     merged = merge(findings)
     rows = []
@@ -162,7 +178,13 @@ def _conclude(outcomes: list[ShardOutcome], options: _Options, shard: Shard, ela
         if outcome.note and outcome.note != "did not reproduce":
             print(f"note: {outcome.shard.role} shard from seed {outcome.shard.first_seed}: {outcome.note}",
                   file=sys.stderr)
+        if outcome.left_behind:
+            names = ", ".join(outcome.left_behind[:8]) + (", …" if len(outcome.left_behind) > 8 else "")
+            print(f"note: {outcome.shard.role} shard from seed {outcome.shard.first_seed}: the target left "
+                  f"{len(outcome.left_behind)} thread{'s' * (len(outcome.left_behind) != 1)} running ({names}); "
+                  "its worker process was ended", file=sys.stderr)
     examples = sum(o.examples for o in outcomes)
+    shrinking = sum(o.shrinking for o in outcomes)
     steps = sum(o.steps for o in outcomes)
     rate = steps / elapsed if elapsed > 0 else 0.0
     violated = sorted({f.rule for f, _ in merged if f.kind == "violation"}, key=_rule_order)
@@ -173,7 +195,8 @@ def _conclude(outcomes: list[ShardOutcome], options: _Options, shard: Shard, ela
         status = f"no violation, but {errors} error{'s' * (errors != 1)}: the campaign is incomplete"
     else:
         status = "no violation"
-    print(f"\nrstck fuzz: {examples:,} examples ({steps:,} steps) in {elapsed:.1f} s, {rate:,.0f} steps/s — {status}")
+    print(f"\nrstck fuzz: {examples:,} examples ({examples - shrinking:,} generating, {shrinking:,} shrinking; "
+          f"{steps:,} steps) in {elapsed:.1f} s, {rate:,.0f} steps/s — {status}")
     return EXIT_VIOLATED if violated else EXIT_BAD_INPUT if errors else EXIT_CLEAN
 
 
@@ -230,11 +253,12 @@ class _ProgressLine:
         self._show(end="\n")
 
 
-def _duration(text: str) -> float:
+def _duration(option: str, text: str) -> float:
     match = _DURATION.match(text)
     if not match or float(match.group(1)) <= 0:
-        raise BadInput(f"--time {text!r}: write a positive duration such as 90s, 5m or 1h")
-    return float(match.group(1)) * {"s": 1, "m": 60, "h": 3600, None: 1}[match.group(2)]
+        raise BadInput(f"{option} {text!r}: write a positive duration such as 90s, 5m or 1h")
+    return seconds(option, float(match.group(1)) * {"s": 1, "m": 60, "h": 3600, None: 1}[match.group(2)],
+                   maximum=MAX_DURATION_S)
 
 
 def _duration_text(seconds: float) -> str:

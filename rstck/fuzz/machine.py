@@ -20,6 +20,7 @@ import time
 import traceback
 from typing import Any, Callable
 
+from hypothesis.control import current_build_context
 from hypothesis.stateful import RuleBasedStateMachine
 
 from ..rules.catalog import load_catalog
@@ -58,6 +59,11 @@ class AbortRun(BaseException):
         self.steps = context.step_texts()
 
 
+class BudgetSpent(BaseException):
+    """The run's examples or time are spent. A BaseException, like AbortRun: Hypothesis lets it
+    through, which ends the run where it stands, whatever phase it is in."""
+
+
 class RunContext:
     """One seeded run's view of the target: the current example's session, counters, the step clock.
 
@@ -74,15 +80,21 @@ class RunContext:
         self.steps = 0
         self.session: Session | None = None
         self.step_started: float | None = None
+        self.spent: Callable[[], bool] = lambda: False  # asked before every example
         self._step_log: list[tuple[str, dict[str, Any]]] = []
 
     def open_session(self) -> Session:
+        # Hypothesis runs each failure it reports once more, to report it: part of that example,
+        # neither a new one nor one a bound may cut off (unless it is the only one: a replay).
+        if not current_build_context().is_final or not self.examples:
+            if self.spent():
+                raise BudgetSpent()
+            self.examples += 1
         self.step_started = time.monotonic()  # the watchdog also bounds the target's open_session
         session = self.target.open_session(self.timeout_s)
         self.step_started = None
         session.check_thread = threading.current_thread()
         self.session = session
-        self.examples += 1
         self._step_log = []
         if self.recorder is not None:
             self.recorder.start_example(self.examples)

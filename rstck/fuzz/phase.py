@@ -5,14 +5,13 @@ to find. Its findings become result rows charged to their items, each with the c
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import math
-from collections.abc import Iterator
 
 from ..runner import Result
 from ..target import Target
-from .campaign import ROLES, Shard, replay_command, run_shard_on
+from .budgets import ROLES
+from .campaign import Shard, replay_command, run_shard_on
 from .report import merge, result_row
 
 # The bounds that keep a conformant target's run to a few seconds (the default number of examples is the
@@ -32,19 +31,6 @@ class PhaseSummary:
     findings: int
 
 
-@contextlib.contextmanager
-def bounded_shrinking(seconds: float) -> Iterator[None]:
-    """Bound the time Hypothesis spends shrinking one failure (its own bound is five minutes)."""
-    from hypothesis.internal.conjecture import engine  # the bound has no public setting
-
-    before = engine.MAX_SHRINKING_SECONDS
-    engine.MAX_SHRINKING_SECONDS = seconds
-    try:
-        yield
-    finally:
-        engine.MAX_SHRINKING_SECONDS = before
-
-
 def run_phase(target: Target, target_spec: str, *, examples: int, timeout_s: float) -> tuple[list[Result],
                                                                                           list[PhaseSummary]]:
     """Fuzz every role `target` offers from seed 0; the findings as result rows, and what ran."""
@@ -53,10 +39,9 @@ def run_phase(target: Target, target_spec: str, *, examples: int, timeout_s: flo
     per_run = min(EXAMPLES_PER_RUN, examples)
     for role in (r for r in ROLES if r in target.capabilities):
         shard = Shard(target=target_spec, role=role, first_seed=0, runs=math.ceil(examples / per_run),
-                      examples_per_run=per_run, steps=STEPS, profile="rstck-ci", timeout_s=timeout_s,
-                      time_s=TIME_PER_ROLE_S)
-        with bounded_shrinking(SHRINK_TIME_S):
-            outcome = run_shard_on(target, shard)
+                      examples_per_run=per_run, examples=examples, steps=STEPS, profile="rstck-ci",
+                      timeout_s=timeout_s, time_s=TIME_PER_ROLE_S, shrink_time_s=SHRINK_TIME_S)
+        outcome = run_shard_on(target, shard)
         merged = merge(outcome.findings)
         for finding, _count in merged:
             rows.append(result_row(finding, target_name=target.name, replay=replay_command(shard, finding),

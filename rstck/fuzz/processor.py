@@ -25,10 +25,8 @@ from hypothesis.stateful import initialize, rule
 from ..signals import show
 from .machine import RunContext, step
 from .publisher import PublisherMachine, Watch, subscriber_index
-from .strategies import demands, weighted
+from .strategies import NONE_ARGUMENTS, demands, options, weighted
 from .upstream import Upstream
-
-NONE_ARGUMENTS = ("on_next", "on_subscribe", "on_error")
 # The most elements the upstream serves in one step.
 MAX_SERVED = 16
 # Elements most of the time: a terminal signal ends the upstream for the rest of the example.
@@ -60,7 +58,7 @@ class ProcessorMachine(PublisherMachine):
 
     # -- the upstream side -----------------------------------------------------------------------
 
-    @rule(action=weighted(UPSTREAM_ACTIONS), count=st.integers(1, 4), method=st.sampled_from(NONE_ARGUMENTS))
+    @rule(action=weighted(UPSTREAM_ACTIONS), count=st.integers(1, 4), method=options(NONE_ARGUMENTS))
     @step
     def upstream(self, action: str, count: int, method: str) -> None:
         """What the kit's source does next: `count` on_next (as far as the processor's demand goes),

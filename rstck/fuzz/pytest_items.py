@@ -22,8 +22,8 @@ import pytest
 
 from ..settle import DEFAULT_DEADLINE_S
 from ..target import Target
-from .campaign import ROLES, Shard, ShardOutcome, run_shard_on
-from .profiles import DEFAULT_DATABASE, PROFILES, choose_profile
+from .budgets import DEFAULT_DATABASE, PROFILES, ROLES, choose_profile
+from .campaign import Shard, ShardOutcome, run_shard_on
 from .report import SPEC, describe, merge, result_row
 
 REPLAY_ENV = "RSTCK_FUZZ_REPLAY"
@@ -66,7 +66,7 @@ class FuzzItem(pytest.Item):
         timeout = (self.config.getoption("rstck_timeout", None) or getattr(verification, "timeout_s", None)
                    or DEFAULT_DEADLINE_S)
         common = dict(target=self.target.name, role=self.role, examples_per_run=budget.examples_per_run,
-                      steps=budget.steps, profile=profile, timeout_s=timeout)
+                      steps=budget.steps, profile=profile, timeout_s=timeout, shrink_time_s=budget.shrink_time_s)
         replay = os.environ.get(REPLAY_ENV)
         if replay:
             match = _TOKEN.match(replay)
@@ -75,7 +75,8 @@ class FuzzItem(pytest.Item):
             return Shard(first_seed=int(match.group(1)), runs=1, **common), match.group(2)
         database = str(self.config.rootpath / DEFAULT_DATABASE)
         runs = math.ceil(budget.examples / budget.examples_per_run)
-        return Shard(first_seed=0, runs=runs, database=database, replay_saved=True, **common), None
+        return Shard(first_seed=0, runs=runs, examples=budget.examples, database=database, replay_saved=True,
+                     **common), None
 
     def setup(self) -> None:
         shard, blob = self._shard()

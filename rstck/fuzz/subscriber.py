@@ -12,11 +12,11 @@ from hypothesis import strategies as st
 from hypothesis.stateful import initialize, rule
 
 from .machine import FuzzMachine, RunContext, step
+from .strategies import NONE_ARGUMENTS, options
 from .upstream import Upstream
 
 MAX_SUBSCRIBERS = 2
 subscriber_index = st.integers(0, MAX_SUBSCRIBERS - 1)
-NONE_ARGUMENTS = ("on_next", "on_subscribe", "on_error")
 
 
 class SubscriberMachine(FuzzMachine):
@@ -74,7 +74,7 @@ class SubscriberMachine(FuzzMachine):
     def subscribe_again(self, which: int) -> None:
         self._upstream(which).subscribe_again()
 
-    @rule(which=subscriber_index, method=st.sampled_from(NONE_ARGUMENTS))
+    @rule(which=subscriber_index, method=options(NONE_ARGUMENTS))
     @step
     def send_none(self, which: int, method: str) -> None:
         if "null_arguments" in self.capabilities:

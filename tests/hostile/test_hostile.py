@@ -97,6 +97,19 @@ def test_deadlock_under_pytest_ends_after_the_summary_and_names_the_threads(tmp_
     assert "left behind by the implementations under test" in done.stderr and "hostile-deadlock" in done.stderr
 
 
+@pytest.mark.parametrize("case", ["deadlock_between_request_and_on_next", "delivers_forever_after_cancel"])
+def test_fuzz_campaign_ends_despite_threads_stuck_in_its_worker(case):
+    # The worker process would join the target's stuck non-daemon threads for ever, and the
+    # campaign would wait for the worker.
+    command = [sys.executable, "-m", "rstck.cli", "fuzz", f"tests.hostile.targets:{case}", "--examples", "5",
+               "--jobs", "1", "--timeout", "1", "--database", "none", "--seed", "1"]
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=90,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert done.returncode in (0, 1), done.stderr[-2000:]  # a verdict: violated or not in 5 examples
+    assert "its worker process was ended" in done.stderr and "hostile-" in done.stderr
+    assert TRACEBACK not in done.stdout + done.stderr
+
+
 def test_delivers_forever_after_cancel(tmp_path):
     run = rstck_check(tmp_path, "delivers_forever_after_cancel", "--rules", "1.1,1.8,3.12", "--timeout", "1")
     assert run.code == 1
@@ -233,7 +246,7 @@ def test_ctrl_c_stops_the_run_cleanly_with_the_rows_so_far(tmp_path):
         time.sleep(0.05)  # waiting for the first row, not deciding anything
     os.killpg(process.pid, signal.SIGINT)  # the terminal's Ctrl-C reaches the whole group
     out, err = process.communicate(timeout=30)
-    assert process.returncode == 130
+    assert process.returncode == 130, (out[-2000:], err[-2000:])
     assert "interrupted" in out
     assert list(results.glob("*.jsonl"))[0].read_text(encoding="utf-8").strip()
     assert TRACEBACK not in out + err
