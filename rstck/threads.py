@@ -114,32 +114,43 @@ class ThreadWatch:
 
     Watched: threads started since the check began, threads that signalled or called into the
     kit during the check, and threads that were parked when it began and no longer are (a
-    shared pool's worker woken by this check's work).
+    shared pool's worker woken by this check's work). A thread once watched stays watched for
+    the check (parked or ended, it holds nothing up), so each look examines only the others:
+    a process full of idle threads left by earlier checks costs little per look.
     """
 
     def __init__(self) -> None:
-        self._started_before: weakref.WeakSet[threading.Thread] = weakref.WeakSet(threading.enumerate())
-        others = {t.ident: t for t in threading.enumerate() if not is_kit_thread(t)}
-        self._parked_before = {ident for ident, state in _read_states(others).items() if state.kind == "parked"}
+        self._started_before = frozenset(threading.enumerate())  # held only as long as the check's session
+        others = {t.ident: t for t in self._started_before if not is_kit_thread(t)}
+        self._asleep = {ident: others[ident] for ident, state in _read_states(others).items() if state.kind == "parked"}
+        self._chosen: dict[int, threading.Thread | None] = {}
 
     def watched(self, signalling: set[int]) -> dict[int, threading.Thread | None]:
         """The threads settling must account for, by ident; `signalling`: idents seen in the trace."""
-        by_ident = {t.ident if t.ident is not None else -id(t): t for t in threading.enumerate()}
-        chosen: dict[int, threading.Thread | None] = {}
-        parked_then = {ident: thread for ident, thread in by_ident.items() if ident in self._parked_before}
-        woken = {ident for ident, state in _read_states(parked_then).items() if state.kind != "parked"}
-        for ident, thread in by_ident.items():
-            if thread is None or is_kit_thread(thread):
-                continue
-            if thread not in self._started_before or ident in signalling or ident in woken:
-                chosen[ident] = thread
-        with _collector_off():
-            running = set(sys._current_frames())  # idents only: no frame is read
-        for ident in signalling:  # threads not made by `threading` (C extensions) are known by ident only
-            if ident not in by_ident and ident in running:
-                chosen[ident] = None
+        chosen = self._chosen
+        current = threading.enumerate()
+        for thread in current:
+            if thread not in self._started_before and not is_kit_thread(thread):
+                key = thread.ident if thread.ident is not None else -id(thread)
+                if chosen.get(key) is not thread:  # idents are reused: a thread that ended gives way
+                    chosen[key] = thread
+        if self._asleep:
+            woken = [ident for ident, state in _read_states(self._asleep).items() if state.kind != "parked"]
+            for ident in woken:
+                chosen[ident] = self._asleep.pop(ident)
+        unknown = signalling - chosen.keys()
+        if unknown:
+            by_ident = {t.ident: t for t in current}
+            with _collector_off():
+                running = set(sys._current_frames())  # idents only: no frame is read
+            for ident in unknown:
+                thread = by_ident.get(ident)
+                if thread is not None and not is_kit_thread(thread):
+                    chosen[ident] = thread
+                elif thread is None and ident in running:  # not made by `threading` (a C extension): its ident
+                    chosen[ident] = None
         _seen.update(thread for thread in chosen.values() if thread is not None)
-        return chosen
+        return dict(chosen)
 
     @staticmethod
     def states(threads: dict[int, threading.Thread | None]) -> dict[int, ThreadState]:
@@ -194,6 +205,10 @@ def describe(threads: dict[int, threading.Thread | None], states: dict[int, Thre
 
 
 def _thread_state(thread: threading.Thread | None, frame: Any) -> ThreadState:
+    if frame is not None and thread is not None:  # first the common case, cheaply: still parked where it was
+        known = getattr(thread, _PARKED_AT, None)
+        if known is not None and known[:3] == (id(frame), frame.f_code, frame.f_lasti) and known[3]():
+            return PARKED
     if thread is not None and not thread._started.is_set() and not thread._is_stopped:  # type: ignore[attr-defined]
         return RUNNING  # started a moment ago: not yet running its code
     if thread is not None and not thread.is_alive():
@@ -201,23 +216,23 @@ def _thread_state(thread: threading.Thread | None, frame: Any) -> ThreadState:
     return _state(thread, frame)
 
 
-# Threads seen parked (keyed by the Thread object: idents are reused): where (frame, code and
-# position) and how to tell that they still are. A thread parked across many checks (an idle pool,
+# Where a thread was seen parked (frame, code and position), and how to tell that it still is, kept
+# on the Thread object itself (idents are reused): a thread parked across many checks (an idle pool,
 # a leftover worker) is then looked at in O(1).
-_parked: weakref.WeakKeyDictionary[threading.Thread, tuple[int, Any, int, Any]] = weakref.WeakKeyDictionary()
+_PARKED_AT = "_rstck_parked_at"
 
 
 def _state(thread: threading.Thread | None, frame: Any) -> ThreadState:
     if frame is None:
         return ENDED
-    known = _parked.get(thread) if thread is not None else None
-    if known is not None and known[:3] == (id(frame), frame.f_code, frame.f_lasti) and known[3]():
-        return PARKED
     found = _parked_or_timer(frame)
     if found is not None:
         state, still = found
         if still is not None and thread is not None:
-            _parked[thread] = (id(frame), frame.f_code, frame.f_lasti, still)
+            try:
+                setattr(thread, _PARKED_AT, (id(frame), frame.f_code, frame.f_lasti, still))
+            except AttributeError:  # a Thread subclass with __slots__: looked at in full each time
+                pass
         return state
     return ThreadState("undecided", where=(frame.f_code, frame.f_lasti))  # by the scheduler: _scheduled
 
