@@ -1,5 +1,21 @@
 """rstck: a conformance test kit and fuzzing harness for Reactive Streams."""
 
+import sys
+
+
+def _leave_the_kits_assertions_alone() -> None:
+    """pytest rewrites the assertions of every module of a distribution that registers a pytest
+    plugin, on every run where it cannot cache the result; the kit's verdicts never come from
+    `assert`, so that work buys nothing. Only pytest's own hook is touched, and only if it is
+    the one known (a `_must_rewrite` set of package names)."""
+    for finder in sys.meta_path:
+        marked = getattr(finder, "_must_rewrite", None)
+        if type(finder).__name__ == "AssertionRewritingHook" and isinstance(marked, set):
+            marked.discard(__name__)
+
+
+_leave_the_kits_assertions_alone()
+
 from .adapters.inprocess import InProcessTarget
 from .rules import rule
 from .target import Profile, Target

@@ -155,7 +155,7 @@ def test_a_factory_that_raises_ends_the_run_with_an_error_not_a_violation():
 
 def test_a_worker_that_dies_costs_an_error_row_with_its_trace_not_the_campaign():
     progress = []
-    outcomes = run_local([shard("crashes", index=0), shard("ignores_zero", index=1, first_seed=10)], jobs=2,
+    outcomes = run_local([shard("crashes", index=0), shard("ignores_zero", index=1, first_seed=10, runs=1)], jobs=2,
                          on_progress=lambda kind, value: progress.append(kind))
     crashed, survived = outcomes
     [error] = crashed.findings

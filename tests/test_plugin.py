@@ -173,3 +173,16 @@ def test_runs_under_xdist(pytester):
     rows = sum(len(path.read_text(encoding="utf-8").splitlines())
                for path in (pytester.path / "results").glob("*.jsonl"))
     assert rows == expected
+
+
+def test_pytest_leaves_the_kits_own_modules_unrewritten(pytester):
+    # An installed (not editable) rstck is marked for assertion rewriting as the distribution of a
+    # pytest plugin; register_assert_rewrite marks it the same way here.
+    pytester.makeconftest("import pytest\npytest.register_assert_rewrite('rstck')\n")
+    pytester.makepyfile(test_loader="""
+        def test_loader():
+            import rstck.runner
+            assert type(rstck.runner.__loader__).__name__ == "SourceFileLoader"
+    """)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:rstck", timeout=120)
+    assert result.ret == 0, result.stdout.str()
