@@ -35,4 +35,5 @@ $(BIN)/python:
 
 $(INSTALLED): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	$(BIN)/python -m compileall -q rstck  # an editable install is not compiled; start-up counts
 	@touch $@

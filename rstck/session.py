@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import itertools
-import secrets
+import os
 import threading
 import time
 import weakref
@@ -75,7 +75,7 @@ class Session:
         self.settled_by: list[str] = []  # how each settle was decided, first occurrence order
         self.quiet_window_s = 0.0  # the longest quiet window a settle relied on
         self.outstanding: list[Outstanding] = []  # calls under way, innermost last
-        self.on_purpose = OnPurpose(f"the kit's subscriber fails on purpose (2.13) [{secrets.token_hex(4)}]")
+        self.on_purpose = OnPurpose(f"the kit's subscriber fails on purpose (2.13) [{os.urandom(4).hex()}]")
         self.surfaced: list[str] = []  # how the on-purpose error came back: raised, log, thread, loop
         self.kit_subscriptions: list[ProbeSubscription] = []
         self.abandoned = False  # the runner gave up on this check: what it left behind is counted, not judged

@@ -15,7 +15,6 @@ import json
 import os
 import pathlib
 import re
-import secrets
 import sys
 import time
 from typing import TYPE_CHECKING, Any
@@ -96,7 +95,7 @@ def run_fuzz(args: argparse.Namespace) -> int:
     if args.replay:
         return _replay(args, options)
     time_s = _duration("--time", args.time) if args.time else None
-    seed = args.seed if args.seed is not None else (0 if _on_ci() else secrets.randbelow(2**31))
+    seed = args.seed if args.seed is not None else (0 if _on_ci() else int.from_bytes(os.urandom(4), "big") >> 1)
     shards = plan_shards(options.target_spec, options.roles, examples=args.examples, time_s=time_s,
                          jobs=options.jobs, base_seed=seed, profile=options.profile, steps=options.steps,
                          timeout_s=options.timeout_s, database=options.database,

@@ -28,8 +28,8 @@ from ..capture import reports_into
 from ..target import Target
 from ..threads import mark_kit_thread
 from ..verdict import BadInput
-from .machine import AbortRun, BudgetSpent, FuzzMachine, FuzzViolation, RunContext
 from .budgets import DEFAULT_SHRINK_TIME_S
+from .machine import AbortRun, BudgetSpent, FuzzMachine, FuzzViolation, RunContext
 from .profiles import GENERATING, ONE_RUN, REPLAYING, SHRINKING, run_settings
 from .processor import ProcessorMachine
 from .publisher import PublisherMachine
