@@ -11,6 +11,8 @@ import os
 import pathlib
 import subprocess
 import sys
+import threading
+import time
 
 import pytest
 
@@ -63,6 +65,21 @@ def test_fuzzing_finds_nothing(name):
                                  shrink=False)
             findings += report.findings
     assert not findings, "\n\n".join(f"{f.role} {f.rule or f.kind}: {f.observed}\n{f.trace}" for f in findings)
+
+
+@pytest.mark.parametrize("name, role", [("worker_thread", "subscriber"), ("queue_worker", "publisher")])
+def test_each_fuzz_example_winds_down_what_it_started(name, role):
+    # Both start a thread per subscription that ends only with its stream: an example that left
+    # streams open would leave one parked thread behind per subscription, thousands in a campaign.
+    before = set(threading.enumerate())
+    report = run_machine(fresh(name), role, seed=0, examples=50, steps=20, profile="rstck-ci", timeout_s=5.0,
+                         shrink=False)
+    assert not report.findings
+    deadline = time.monotonic() + 10  # a bound for the threads to see their stream end, not a decision
+    left = [t for t in threading.enumerate() if t not in before]
+    for thread in left:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    assert [t.name for t in left if t.is_alive()] == []
 
 
 @pytest.mark.stability

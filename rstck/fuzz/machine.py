@@ -194,6 +194,10 @@ class FuzzMachine(RuleBasedStateMachine):
         try:
             if not self.stopped:
                 self._run_step("finish", {}, self.finish)
+            if not self.stopped:
+                # As a check ends: cancel what the probes still hold, complete the streams the kit still
+                # feeds, so that nothing an example started waits for ever (a campaign runs thousands).
+                self._run_step("wind_down", {}, self.session.finish)
         finally:
             self.session.close()
             self.context.end_step()
