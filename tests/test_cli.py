@@ -180,3 +180,14 @@ def test_the_installed_command_exits_with_the_verdict():
                            "--rules", "1.1"], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert done.returncode == 1, done.stderr
     assert done.stdout.splitlines()[-1].endswith("NOT CONFORMANT (a MUST item failed)")
+
+
+def test_a_check_run_imports_no_hypothesis_and_no_fuzzer():
+    # Start-up: `rstck check --no-fuzz` needs neither; Hypothesis alone costs about 0.2 s to import.
+    script = ("import sys; from rstck.cli import main; "
+              "main(['check', 'rstck.reference.targets:sync_publisher', '--no-fuzz', '--in-process']); "
+              "print(sorted(m for m in sys.modules if m.split('.')[0] == 'hypothesis' or m.startswith('rstck.fuzz.')"
+              " and m not in ('rstck.fuzz.cli', 'rstck.fuzz.budgets')))")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.splitlines()[-1] == "[]"
