@@ -205,16 +205,20 @@ class Trace:
     def saw(self, thread_id: int) -> None:
         """A fast-path record came from `thread_id` (not the check's thread): note the thread, its gap, and
         wake whoever waits for more (settling)."""
-        t_ns = _monotonic_ns()
+        self._note_activity(thread_id, _monotonic_ns())
+        if self._waiting:
+            with self._lock:
+                self._changed.notify_all()
+
+    def _note_activity(self, thread_id: int, t_ns: int) -> None:
+        """Name the thread, and keep its longest gap between two records (what quiet windows are made of).
+        record_fast does the same inline: it is the hot path."""
         if thread_id not in self._names:
             self._names[thread_id] = threading.current_thread().name
         gap = t_ns - self.last_ns
         if gap > self._gap_of(thread_id):
             self.longest_gap_ns[thread_id] = gap
         self.last_ns = t_ns
-        if self._waiting:
-            with self._lock:
-                self._changed.notify_all()
 
     def _gap_of(self, thread_id: int) -> int:
         return self.longest_gap_ns.get(thread_id, -1) if self.last_ns else 1 << 62  # the first record has no gap
@@ -226,12 +230,7 @@ class Trace:
                 self.count = count
             if not self.recording:
                 return count
-            if thread_id not in self._names:
-                self._names[thread_id] = threading.current_thread().name
-            gap = t_ns - self.last_ns
-            if gap > self._gap_of(thread_id):
-                self.longest_gap_ns[thread_id] = gap
-            self.last_ns = t_ns
+            self._note_activity(thread_id, t_ns)
             entry.seq = count
             if count <= HEAD:
                 self._head.append(entry)
