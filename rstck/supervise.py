@@ -10,7 +10,7 @@ slows down or grows the memory of later checks. A worker ends with `os._exit` on
 everything, so threads the target leaves behind cannot keep the run from ending.
 
 On Linux the worker is forked from the supervisor (which has imported little and runs no thread),
-so a normal run pays a few milliseconds for it; elsewhere it is spawned.
+so a normal run pays a few tens of milliseconds for it; elsewhere it is spawned.
 """
 
 from __future__ import annotations
