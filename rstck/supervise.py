@@ -148,11 +148,9 @@ def _worker_main(connection: Any, run: CheckRun) -> None:
             pass
         code = 3
     finally:
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except BaseException:  # noqa: BLE001 - the target may have closed it
-                pass
+        from .threads import flush_std_streams  # loaded by the checks already
+
+        flush_std_streams()
         os._exit(code)  # threads the target left behind must not keep the worker alive
 
 

@@ -96,12 +96,17 @@ def end_process(code: int, say: Any) -> None:
     names = ", ".join(sorted(t.name for t in stuck)[:8]) + (", …" if len(stuck) > 8 else "")
     say(f"rstck: {len(stuck)} thread{'s' * (len(stuck) != 1)} left behind by the implementations under test "
         f"{'are' if len(stuck) != 1 else 'is'} still running ({names}); ending the process")
+    flush_std_streams()
+    os._exit(code)
+
+
+def flush_std_streams() -> None:
+    """Flush stdout and stderr before an `os._exit`, whatever a target did to them."""
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
-        except BaseException:  # noqa: BLE001 - a target may have closed it
+        except BaseException:  # noqa: BLE001 - a target may have closed or replaced it
             pass
-    os._exit(code)
 
 
 ENDED = ThreadState("ended")
@@ -172,8 +177,11 @@ def _read_states(threads: dict[int, threading.Thread | None]) -> dict[int, Threa
         frames = sys._current_frames()
         read = {ident: _thread_state(thread, frames.get(ident)) for ident, thread in threads.items()}
         del frames
-    while _files_to_read:  # for the next look (_simple_queue_waited_on)
-        linecache.getlines(_files_to_read.pop())
+    while True:  # for the next look (_simple_queue_waited_on); other checks' threads may pop as well
+        try:
+            linecache.getlines(_files_to_read.pop())
+        except KeyError:
+            break
     return {ident: _scheduled(threads[ident], state) if state.kind == "undecided" else state
             for ident, state in read.items()}
 

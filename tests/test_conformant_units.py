@@ -1055,19 +1055,26 @@ def test_asyncio_identity_requests_upstream_what_downstream_requests_capped_at_m
     asyncio.run(main())
 
 
+async def identity_wired_up(initial: int):
+    """An AsyncioIdentity between an upstream subscription (only a weak reference to it is kept, to see it
+    released) and a recorder that asked for `initial`, once that request has reached upstream."""
+    processor = AsyncioIdentity()
+    calls: list = []
+    upstream = UpstreamSubscription(calls)
+    processor.on_subscribe(upstream)
+    released = weakref.ref(upstream)
+    del upstream
+    log = Log()
+    recorder = Recorder(log, initial=initial)
+    processor.subscribe(recorder)
+    await until(lambda: calls == [("request", initial)], "the request passed upstream")
+    return processor, calls, released, log, recorder
+
+
 @pytest.mark.parametrize("end", ["on_complete", "on_error"])
 def test_asyncio_identity_propagates_the_end_and_never_calls_upstream_again(end):
     async def main():
-        processor = AsyncioIdentity()
-        calls: list = []
-        upstream = UpstreamSubscription(calls)
-        processor.on_subscribe(upstream)
-        released = weakref.ref(upstream)
-        del upstream
-        log = Log()
-        recorder = Recorder(log, initial=4)
-        processor.subscribe(recorder)
-        await until(lambda: calls == [("request", 4)], "the request passed upstream")
+        processor, calls, released, log, recorder = await identity_wired_up(4)
         processor.on_next(0)
         error = RuntimeError("upstream failed")
         getattr(processor, end)(*((error,) if end == "on_error" else ()))
@@ -1144,16 +1151,7 @@ def test_asyncio_identity_cancel_from_another_thread_cancels_upstream_from_the_l
 @pytest.mark.parametrize("bad", [0, -1])
 def test_asyncio_identity_answers_a_non_positive_request_with_value_error_and_cancels_upstream(bad):
     async def main():
-        processor = AsyncioIdentity()
-        calls: list = []
-        upstream = UpstreamSubscription(calls)
-        processor.on_subscribe(upstream)
-        released = weakref.ref(upstream)
-        del upstream
-        log = Log()
-        recorder = Recorder(log, initial=2)
-        processor.subscribe(recorder)
-        await until(lambda: calls == [("request", 2)], "the request passed upstream")
+        processor, calls, released, log, recorder = await identity_wired_up(2)
         processor.on_next(0)
         await until(lambda: log.items == [0], "the first element")
         recorder.subscription.request(bad)

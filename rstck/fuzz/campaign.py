@@ -17,7 +17,6 @@ import multiprocessing
 import os
 import pathlib
 import queue as queue_module
-import sys
 import threading
 import tempfile
 import time
@@ -26,7 +25,7 @@ from typing import Any
 
 from ..settle import DEFAULT_DEADLINE_S
 from ..target import Target, load_target
-from ..threads import left_behind
+from ..threads import flush_std_streams, left_behind
 from ..verdict import BadInput
 from .budgets import DEFAULT_SHRINK_TIME_S, PROFILES, ROLES
 from .profiles import example_database
@@ -212,11 +211,7 @@ def _end_worker_despite_stuck_threads() -> None:
         stuck = [t for t in threading.enumerate()
                  if t.is_alive() and not t.daemon and t is not threading.main_thread()]
         if stuck:
-            for stream in (sys.stdout, sys.stderr):
-                try:
-                    stream.flush()
-                except BaseException:  # noqa: BLE001 - a target may have closed it
-                    pass
+            flush_std_streams()
             os._exit(0)
 
     threading._register_atexit(end_if_stuck)  # type: ignore[attr-defined]
