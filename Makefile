@@ -6,6 +6,7 @@ BIN := $(VENV)/bin
 # Reinstalls only when pyproject.toml changes.
 INSTALLED := $(VENV)/.installed-pyproject
 RESULTS := rstck-results
+REPORT := rstck-report/index.html
 
 # The shipped reference targets (rstck/reference/targets.py); `make check` runs each.
 REFERENCE_TARGETS := \
@@ -19,15 +20,18 @@ REFERENCE_TARGETS := \
 .PHONY: check test
 
 check: $(INSTALLED)
-	@failed=""; \
+	@rm -rf $(RESULTS); failed=""; \
 	for target in $(REFERENCE_TARGETS); do \
 		echo "== rstck check $$target"; \
 		$(BIN)/rstck check "$$target" --results $(RESULTS) || failed="$$failed $$target"; \
 	done; \
+	$(BIN)/rstck report $(RESULTS) -o $(REPORT) --junit $(dir $(REPORT))junit.xml || exit 2; \
 	echo "results: $(RESULTS)/"; \
+	echo "open the report: file://$(abspath $(REPORT))"; \
 	if [ -n "$$failed" ]; then echo "not conformant or incomplete:$$failed" >&2; exit 1; fi
 
 test: $(INSTALLED)
+	@.ci/install-browser  # Debian's chromium and chromedriver, for the report's browser test
 	$(BIN)/pytest -n 2
 
 $(BIN)/python:

@@ -12,9 +12,11 @@ import time
 
 from .options import count, seconds
 from .plan import untested_items
+from .reports.allowlist import apply_allowlist, load_allowlist
+from .reports.items import SUMMARY_ORDER, gate_status, item_verdicts
+from .reports.rows import read_rows, upgrade
 from .rules import all_checks
 from .rules.catalog import load_catalog
-from .runner import Result
 from .settle import DEFAULT_DEADLINE_S
 from .signals import escape_controls
 from .threads import end_process
@@ -26,10 +28,6 @@ EXIT_INTERRUPTED = 130  # the user's Ctrl-C, as a shell reports it
 MAX_FUZZ_EXAMPLES = 1_000_000
 MAX_STREAM_LENGTH = 1_000_000_000
 DEFAULT_FUZZ_EXAMPLES = 100  # per role, in the fuzz phase (rstck/fuzz/phase.py)
-
-# Which verdict speaks for a rule with several checks.
-_SEVERITY = [Verdict.FAIL, Verdict.ERROR, Verdict.WARN, Verdict.UNSUPPORTED, Verdict.PASS,
-             Verdict.NOT_APPLICABLE, Verdict.UNTESTED]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -58,8 +56,13 @@ def _parser() -> argparse.ArgumentParser:
 
     check = commands.add_parser("check", help="run every check the target can serve")
     check.add_argument("target", metavar="MODULE:ATTR", help="the target, e.g. mypkg.tck:target")
-    check.add_argument("--rules", help='rule ids or globs, comma-separated: "1.*,3.9"')
+    check.add_argument("--rules", help='rule ids or globs, comma-separated, ! excludes: "1.*,3.9", "*,!2.12"')
     check.add_argument("--results", metavar="DIR", help="write one JSON Lines row per check into DIR")
+    check.add_argument("--html", metavar="FILE", help="write the HTML report of this run to FILE")
+    check.add_argument("--junit", metavar="FILE", help="write JUnit XML of this run to FILE")
+    check.add_argument("--allow", metavar="FILE",
+                       help="an allowlist of known deviations (TOML; see docs/reports.md): their failures are "
+                            "`allowed` until the entry expires")
     check.add_argument("--timeout", type=float, default=DEFAULT_DEADLINE_S, metavar="S",
                        help=f"deadline per check in seconds (default {DEFAULT_DEADLINE_S:g})")
     check.add_argument("--list", action="store_true", help="show what would run, run nothing")
@@ -77,6 +80,14 @@ def _parser() -> argparse.ArgumentParser:
     rules.add_argument("--rules", help="rule ids or globs, comma-separated")
     rules.set_defaults(run=_rules)
 
+    report = commands.add_parser("report", help="merge result rows of any runs into one HTML report")
+    report.add_argument("results", nargs="+", metavar="RESULTS", help="JSON Lines files, or directories of them")
+    report.add_argument("-o", "--output", default="rstck-report/index.html", metavar="FILE",
+                        help="where to write the report (default rstck-report/index.html)")
+    report.add_argument("--allow", metavar="FILE", help="apply an allowlist of known deviations to the rows")
+    report.add_argument("--junit", metavar="FILE", help="also write the merged rows as JUnit XML")
+    report.set_defaults(run=_report)
+
     from .fuzz.cli import add_fuzz_command  # `rstck fuzz` lives with the fuzzer (rstck/fuzz/cli.py)
     add_fuzz_command(commands)
     return parser
@@ -89,6 +100,7 @@ def _check(args: argparse.Namespace) -> int:
         count("--stream-length", args.stream_length, minimum=1, maximum=MAX_STREAM_LENGTH)
     if args.rules:
         load_catalog().select(args.rules)  # an unknown rule id is bad input before anything starts
+    deviations = load_allowlist(args.allow) if args.allow else []
     fuzz = 0 if args.no_fuzz or args.rules else (args.fuzz_examples or DEFAULT_FUZZ_EXAMPLES)
     run = CheckRun(args.target, args.rules, args.timeout, fuzz, stream_length=args.stream_length, list_only=args.list)
     observer = _CheckObserver(pathlib.Path(args.results) if args.results else None, listing=args.list)
@@ -98,23 +110,53 @@ def _check(args: argparse.Namespace) -> int:
             print(f"{info['rule']:<8} {info['level']:<11} {info['role']:<12} {info['check']}")
         print(f"{len(outcome.checks)} checks would run against {escape_controls(outcome.target)}")
         return EXIT_CONFORMANT
-    results = [_result(row) for row in outcome.rows]
-    items = _print_table(results, args.rules)
+    rows = [upgrade(row) for row in outcome.rows]
+    selected = {item.id for item in load_catalog().select(args.rules)} if args.rules else None
+    allowance = apply_allowlist(rows, deviations, names={args.target, outcome.target}, selected=selected)
+    rows = allowance.rows
+    if deviations:
+        observer.rewrite(rows)  # the rows as judged: `rstck report` shows them allowed too
+    items = _print_table(rows, args.rules)
     for summary in outcome.fuzz:
         findings = summary["findings"]
         print(f"fuzz {summary['role']}: {summary['examples']} examples ({summary['steps']} steps) in "
               f"{summary['duration_s']:.1f} s, {findings or 'no'} finding{'s' * (findings != 1)}")
-    for note in outcome.notes:
+    notes = list(outcome.notes) + allowance.messages()
+    for note in notes:
         print(f"note: {escape_controls(note)}")
+    _write_reports(rows, html=args.html, junit=args.junit, notes=notes, suite=f"rstck {outcome.target}")
     if outcome.interrupted:
-        print(f"\nrstck: interrupted after {len(results)} of {len(outcome.checks)} checks; "
+        print(f"\nrstck: interrupted after {len(rows)} of {len(outcome.checks)} checks; "
               f"{'the rows so far are in ' + args.results if args.results else 'nothing was written'}")
         return EXIT_INTERRUPTED
-    return _summarise(results, items, outcome.skipped, planned=len(outcome.checks))
+    return _summarise(rows, items, outcome.skipped, planned=len(outcome.checks), expired=len(allowance.expired))
 
 
-def _result(row: dict) -> Result:
-    return Result(**{**row, "verdict": Verdict(row["verdict"])})
+def _report(args: argparse.Namespace) -> int:
+    loaded = read_rows(args.results)
+    rows, notes = loaded.rows, list(loaded.notes)
+    if args.allow:
+        allowance = apply_allowlist(rows, load_allowlist(args.allow))
+        rows, notes = allowance.rows, notes + allowance.messages()
+    for note in notes:
+        print(f"note: {escape_controls(note)}", file=sys.stderr)
+    implementations = len({row["implementation"] for row in rows})
+    _write_reports(rows, html=args.output, junit=args.junit, notes=notes, sources=loaded.sources, suite="rstck",
+                   said=f" ({len(rows)} rows, {implementations} implementation{'s' * (implementations != 1)})")
+    return EXIT_CONFORMANT
+
+
+def _write_reports(rows: list[dict], *, html: str | None, junit: str | None, notes: list[str], suite: str,
+                   sources: list[str] = (), said: str = "") -> None:
+    """The HTML report and JUnit XML, when asked for (imported only then: start-up counts)."""
+    if html:
+        from .reports.html import write_report
+
+        print(f"report: {write_report(rows, html, notes=notes, sources=sources)}{said}")
+    if junit:
+        from .reports.junit import write_junit
+
+        write_junit(rows, junit, suite=suite)
 
 
 class _CheckObserver(Observer):
@@ -151,6 +193,12 @@ class _CheckObserver(Observer):
             self._out.write(json.dumps(row, ensure_ascii=False) + "\n")
             self._out.flush()  # a row is kept even if the run is cut short
 
+    def rewrite(self, rows: list[dict]) -> None:
+        """Replace the rows written as they came by the rows as judged at the end."""
+        if self._out is not None:
+            with open(self._out.name, "w", encoding="utf-8") as out:
+                out.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+
     def close(self) -> None:
         if self.tty and self._line:
             print("\r\x1b[K", end="", file=sys.stderr, flush=True)
@@ -173,114 +221,58 @@ def _open_results(directory: pathlib.Path, target_name: str):
         raise BadInput(f"--results {directory}: cannot write ({exc.strerror})") from exc
 
 
-def item_verdicts(results: list[Result], rules: str | None = None) -> dict[str, tuple[str, str]]:
-    """Each item's verdict and one-line reason, in catalogue order.
-
-    A finding counts for the item it is charged to (a 1.1 violation seen by a 3.9 check is 1.1's). An item
-    whose checks passed but one of which was stopped by another item's finding is `blocked`: that check
-    could not decide it. An item with no check of its own run, but charged by another, shows that charge.
-    """
-    charged: dict[str, list[Result]] = {}
-    blocked: dict[str, list[Result]] = {}
-    for result in results:
-        if not result.rule:  # an error of the fuzz phase: not an item's
-            continue
-        item_id = result.violated or result.rule
-        charged.setdefault(item_id, []).append(result)
-        if item_id != result.rule:
-            blocked.setdefault(result.rule, []).append(result)
-    catalog = load_catalog()
-    sections = {catalog[r.rule].section for r in results if r.rule}
-    untested = {item.id: reason for item, reason in untested_items(rules) if item.section in sections}
-    verdicts: dict[str, tuple[str, str]] = {}
-    first_error: dict[str, str] = {}
-    for item in catalog.items:
-        rows, stopped = charged.get(item.id, []), blocked.get(item.id, [])
-        if rows or stopped or item.id in untested:
-            verdict, reason = _item_verdict(rows, stopped, untested.get(item.id))
-            if verdict == Verdict.ERROR.value:  # the same error in many items: told once
-                seen = first_error.setdefault(re.sub(r"\d+", "N", reason.split(": ", 1)[-1]), item.id)
-                reason = reason if seen == item.id else f"the same error as {seen}"
-            verdicts[item.id] = (verdict, reason)
-    return verdicts
-
-
-def _print_table(results: list[Result], rules: str | None) -> dict[str, tuple[str, str]]:
-    verdicts = item_verdicts(results, rules)
+def _print_table(rows: list[dict], rules: str | None) -> dict[str, str]:
+    verdicts = item_verdicts(rows, rules)
     catalog = load_catalog()
     width = max((len(item_id) for item_id in verdicts), default=4)
     print(f"{'rule':<{width}}  {'level':<11}  {'verdict':<11}  reason")
-    for item_id, (verdict, reason) in verdicts.items():
-        print(f"{item_id:<{width}}  {catalog[item_id].level:<11}  {verdict:<11}  "
-              f"{escape_controls(textwrap.shorten(reason, 100))}")
-    _print_evidence(results)
-    return verdicts
+    for item_id, found in verdicts.items():
+        print(f"{item_id:<{width}}  {catalog[item_id].level:<11}  {found.verdict:<11}  "
+              f"{escape_controls(textwrap.shorten(found.reason, 100))}")
+    _print_evidence(rows)
+    return {item_id: found.verdict for item_id, found in verdicts.items()}
 
 
-def _print_evidence(results: list[Result]) -> None:
-    """One block per distinct failure, error or warning (its first occurrence, in full), and how many
-    more checks found the same."""
-    groups: dict[tuple[str, str, str], list[Result]] = {}
-    for result in results:
-        if result.verdict in (Verdict.FAIL, Verdict.ERROR, Verdict.WARN):
-            groups.setdefault(_same_finding(result), []).append(result)
-    for rows in groups.values():
-        first = rows[0]
-        print(f"\n--- {first.verdict.value}: {first.rule or first.check} {first.check}\n"
-              f"{escape_controls(first.message)}")
-        if len(rows) > 1:
-            others = ", ".join(f"{r.rule} {r.check}" for r in rows[1:4]) + (", …" if len(rows) > 4 else "")
-            what = "error" if first.verdict is Verdict.ERROR else "finding"
-            print(f"  (the same {what} in {len(rows) - 1} more check{'s' * (len(rows) > 2)}: {others})")
+def _print_evidence(rows: list[dict]) -> None:
+    """One block per distinct failure, error, warning or allowed failure (its first occurrence, in full),
+    and how many more checks found the same."""
+    groups: dict[tuple[str, str, str], list[dict]] = {}
+    for row in rows:
+        if row["verdict"] in ("fail", "error", "warn", "allowed"):
+            groups.setdefault(_same_finding(row), []).append(row)
+    for found in groups.values():
+        first = found[0]
+        allowed = first["deviation"] or {}
+        why = f" (allowed by {allowed.get('entry')} until {allowed.get('expires')})" if allowed else ""
+        print(f"\n--- {first['verdict']}{why}: {first['rule'] or first['check']} {first['check']}\n"
+              f"{escape_controls(first['message'])}")
+        if len(found) > 1:
+            others = ", ".join(f"{r['rule']} {r['check']}" for r in found[1:4]) + (", …" if len(found) > 4 else "")
+            what = "error" if first["verdict"] == "error" else "finding"
+            print(f"  (the same {what} in {len(found) - 1} more check{'s' * (len(found) > 2)}: {others})")
 
 
-def _same_finding(result: Result) -> tuple[str, str, str]:
+def _same_finding(row: dict) -> tuple[str, str, str]:
     """What makes two rows the same finding: the item charged and the reason, numbers aside (trace
     positions, element counts, the n a factory was asked for)."""
-    reason = re.sub(r"\d+", "N", result.reason)
-    if result.verdict is Verdict.ERROR:  # one broken factory breaks every check that uses it
-        return (result.verdict.value, "", reason)
-    return (result.verdict.value, result.violated or result.rule, reason)
+    reason = re.sub(r"\d+", "N", row["reason"])
+    if row["verdict"] == "error":  # one broken factory breaks every check that uses it
+        return (row["verdict"], "", reason)
+    return (row["verdict"], row["violated"] or row["rule"], reason)
 
 
-def _item_verdict(rows: list[Result], stopped: list[Result], untested: str | None) -> tuple[str, str]:
-    if not rows and stopped:
-        first = stopped[0]
-        return "blocked", f"{first.check} was stopped by a {first.violated} {first.verdict.value}"
-    if not rows:
-        return Verdict.UNTESTED.value, untested or ""
-    worst = min(rows, key=lambda r: _SEVERITY.index(r.verdict))
-    if worst.verdict is not Verdict.PASS:
-        return worst.verdict.value, f"{worst.check}: {worst.reason}" if len(rows) > 1 else worst.reason
-    passed = sum(r.verdict is Verdict.PASS for r in rows)
-    reason = f"{passed} of {len(rows) + len(stopped)} checks passed" if len(rows) + len(stopped) > 1 else ""
-    others = [r for r in rows if r.verdict is not Verdict.PASS]
-    if others:
-        reason += f"; {others[0].check}: {others[0].reason}"
-    if stopped:
-        first = stopped[0]
-        return "blocked", f"{reason}; {first.check} was stopped by a {first.violated} {first.verdict.value}"
-    return Verdict.PASS.value, reason
-
-
-def _summarise(results: list[Result], items: dict[str, tuple[str, str]], skipped: dict[str, int], *,
-               planned: int) -> int:
-    must_failed = any(r.verdict is Verdict.FAIL for r in results)
-    errors = any(r.verdict is Verdict.ERROR for r in results)
+def _summarise(rows: list[dict], items: dict[str, str], skipped: dict[str, int], *, planned: int,
+               expired: int = 0) -> int:
     if skipped:
         print("\nnot run (n/a): " + ", ".join(f"{count} {subject} checks (the target offers no {subject})"
                                               for subject, count in skipped.items()))
-    order = ["pass", "fail", "error", "blocked", "warn", "unsupported", "n/a", "untested"]
-    counts = {v: sum(verdict == v for verdict, _ in items.values()) for v in order}
-    shown = ", ".join(f"{counts[v]} {v}" for v in order if counts[v])
-    if must_failed:
-        status, code = "NOT CONFORMANT (a MUST item failed)", EXIT_NONCONFORMANT
-    elif errors:
-        status, code = "INCOMPLETE (checks could not run)", EXIT_BAD_INPUT
-    else:
-        status, code = "conformant", EXIT_CONFORMANT
-    checks = planned
-    print(f"\nrstck: {checks} check{'s' * (checks != 1)}, {len(items)} item{'s' * (len(items) != 1)}: {shown} "
+    counts = {v: sum(verdict == v for verdict in items.values()) for v in SUMMARY_ORDER}
+    shown = ", ".join(f"{counts[v]} {v}" for v in SUMMARY_ORDER if counts[v])
+    status, code = gate_status(rows)
+    if expired and code != EXIT_NONCONFORMANT:
+        status, code = f"NOT CONFORMANT ({expired} allowlist entr{'ies' if expired > 1 else 'y'} expired)", \
+            EXIT_NONCONFORMANT
+    print(f"\nrstck: {planned} check{'s' * (planned != 1)}, {len(items)} item{'s' * (len(items) != 1)}: {shown} "
           f"— {status}")
     return code
 

@@ -19,6 +19,8 @@ import pytest
 
 from .options import seconds
 from .plan import Planned, plan
+from .reports.allure import ALLURE_MARKERS, allure_markers, attach_to_allure
+from .reports.rows import upgrade
 from .rules.catalog import load_catalog
 from .runner import Result, run_check
 from .settle import DEFAULT_DEADLINE_S
@@ -44,8 +46,9 @@ class RstckWarning(UserWarning):
     """A SHOULD or RECOMMENDED item is not met (verdict `warn`)."""
 
 
-class CheckFailed(Exception):
-    """A check's verdict is fail (or warn under --rstck-strict); the message is the evidence."""
+class CheckFailed(AssertionError):
+    """A check's verdict is fail (or warn under --rstck-strict); the message is the evidence. An
+    AssertionError, so that reporters (Allure) count it as failed, not broken."""
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -54,6 +57,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="run every check against this target (repeatable)")
     group.addoption("--rstck-rules", metavar="GLOBS", help='only these rule ids or globs: "1.*,3.9"')
     group.addoption("--rstck-results", metavar="DIR", help="write JSON Lines result rows into DIR")
+    group.addoption("--rstck-html", metavar="FILE", help="write the HTML conformance report of the run to FILE")
     group.addoption("--rstck-timeout", type=float, default=None, metavar="S",
                     help=f"deadline per check in seconds (default {DEFAULT_DEADLINE_S:g})")
     group.addoption("--rstck-strict", action="store_true", help="a warn verdict fails its item")
@@ -62,7 +66,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    for marker, text in MARKERS.items():
+    config.pluginmanager.register(_ReportedRows(config), "rstck-reported-rows")
+    for marker, text in {**MARKERS, **ALLURE_MARKERS}.items():
         config.addinivalue_line("markers", f"{marker}: {text}")
     timeout = config.getoption("rstck_timeout", None)
     if timeout is not None:
@@ -74,9 +79,62 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_RESULTS] = _ResultsFile(pathlib.Path(results_dir), _worker_id(config)) if results_dir else None
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """The item's result rows ride on its setup report: xdist carries them to the controller, which
+    writes the HTML report and names the JUnit classname."""
+    outcome = yield
+    rows = getattr(item, "rstck_rows", None)
+    if rows and call.when == "setup":
+        outcome.get_result().rstck_rows = rows
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     session.config.stash[_EXIT_STATUS] = int(exitstatus)
+
+
+class _ReportedRows:
+    """The rows the items report, as the process that writes JUnit and the HTML report sees them (the
+    xdist controller, or the only process)."""
+
+    def __init__(self, config: pytest.Config):
+        self.config = config
+        self.rows: list[dict[str, Any]] = []
+        self.written = ""  # what became of the HTML report, for the summary
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        rows = getattr(report, "rstck_rows", None)
+        if not rows or report.when != "setup":
+            return
+        if self.config.getoption("rstck_html", None):  # kept only for the report
+            self.rows.extend(rows)
+        from _pytest.junitxml import xml_key  # pytest's own JUnit writer: its classname is empty for our node ids
+
+        xml = self.config.stash.get(xml_key, None)
+        if xml is not None:
+            from .reports.junit import classname
+
+            xml.node_reporter(report).add_attribute("classname", classname(upgrade(rows[0])))
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        html = self.config.getoption("rstck_html", None)
+        if not html or hasattr(self.config, "workerinput"):
+            return
+        from .reports.html import write_report
+        from .reports.rows import merge
+
+        rows, _ = merge([upgrade(row) for row in self.rows])
+        try:
+            self.written = f"rstck report: {write_report(rows, html)}"
+        except BadInput as exc:
+            self.written = f"rstck: {exc}"
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.written:
+            terminalreporter.write_line(self.written)
 
 
 @pytest.hookimpl(trylast=True)
@@ -162,7 +220,9 @@ class CheckItem(pytest.Item):
         for subject in {check.subject, "processor" if planned.view else check.subject} - {check.role}:
             self.add_marker(getattr(pytest.mark, subject))
         self.add_marker(getattr(pytest.mark, item.level_marker))
-        self.user_properties.append(("rstck_rule", check.rule))
+        for marker in allure_markers(item, target=planned.target.name, role=check.role, doc=check.doc):
+            self.add_marker(marker)
+        self.user_properties += [("rule", check.rule), ("spec", item.spec), ("level", item.level)]
 
     def _timeout(self) -> float:
         verification = getattr(self.parent, "verification", Verification)
@@ -173,10 +233,15 @@ class CheckItem(pytest.Item):
         result = run_check(self.planned.check, self.planned.target, timeout_s=self._timeout())
         result.node_id = self.nodeid
         self.result = result
+        self.rstck_rows = [result.row()]
         results_file = self.config.stash[_RESULTS]
         if results_file is not None:
             results_file.write(result)
-        self.user_properties.append(("rstck_verdict", result.verdict.value))
+        self.user_properties.append(("verdict", result.verdict.value))
+        if result.verdict is not Verdict.PASS:  # a warn passes, and says why where dashboards look
+            self.user_properties.append(("reason", result.reason))
+        if result.verdict is not Verdict.PASS or result.trace:
+            attach_to_allure(self.config, result)
         if result.verdict is Verdict.ERROR:  # an error in setup, shown as the message alone: no pytest frames
             pytest.fail(result.message, pytrace=False)
 

@@ -15,6 +15,7 @@ import traceback
 from typing import Any
 
 from .rules import Check
+from .reports.rows import SCHEMA_VERSION, recorded_now
 from .rules.catalog import load_catalog
 from .capture import reports_into
 from .session import Outstanding, RetryCallMode, Session
@@ -35,7 +36,7 @@ KNOWN_HANG_S = 0.25  # as long as request and cancel may take anyway (3.4, 3.5),
 
 @dataclasses.dataclass
 class Result:
-    """One result row: the JSON Lines record every check produces."""
+    """One result row: the JSON Lines record every check produces (its schema: rstck/reports/rows.py)."""
 
     target: str
     spec: str
@@ -52,20 +53,30 @@ class Result:
     timed_out: bool = False
     node_id: str = ""
     seed: str = ""
+    replay: str = ""  # the command that replays a fuzz finding
+    implementation: str = ""  # the target the user named (a processor's views share it); `target` when empty
+    loaded_as: str = ""  # MODULE:ATTR of the target, when it was loaded by that name
+    description: str = ""  # what the check does: the first paragraph of its docstring
+    deviation: dict[str, str] | None = None  # the allowlist entry that made a failure `allowed`
+    recorded_at: str = dataclasses.field(default_factory=recorded_now)
 
     reason: str = ""  # one line, for tables
     # Threads an abandoned check left busy (not part of the row): the CLI starts a fresh worker process.
     leftovers: list[str] = dataclasses.field(default_factory=list, repr=False, compare=False)
 
     def row(self) -> dict[str, Any]:
-        row = dataclasses.asdict(self)
+        row = {"schema": SCHEMA_VERSION, **dataclasses.asdict(self)}
         row.pop("leftovers")
         row["verdict"] = self.verdict.value
+        row["implementation"] = self.implementation or self.target
+        # The sentence travels with the row: a report of a later version reads it without this catalogue.
+        item = load_catalog()[self.rule] if self.rule in load_catalog() else None
+        row["section"], row["text"] = (item.section, item.text) if item else ("", "")
         return row
 
 
-# The fields of a result row (JSON Lines), in order.
-ROW_FIELDS = tuple(f.name for f in dataclasses.fields(Result) if f.name != "leftovers")
+# The fields of a result row (JSON Lines).
+ROW_FIELDS = ("schema", *(f.name for f in dataclasses.fields(Result) if f.name != "leftovers"), "section", "text")
 
 
 def missing_capability(check: Check, target: Target) -> str | None:
@@ -79,7 +90,9 @@ def run_check(check: Check, target: Target, *, timeout_s: float = DEFAULT_DEADLI
     timeout_s += target.stream_length * STREAM_ELEMENT_ALLOWANCE_S
     item = load_catalog()[check.rule]
     result = Result(target=target.name, spec=item.spec, rule=check.rule, level=item.level,
-                    check=check.name, role=check.role, verdict=Verdict.PASS)
+                    check=check.name, role=check.role, verdict=Verdict.PASS,
+                    implementation=getattr(target, "base", target).name, description=check.doc,
+                    loaded_as=getattr(target, "base", target).loaded_as)
     lacking = missing_capability(check, target)
     if lacking:
         result.verdict, result.reason = Verdict.NOT_APPLICABLE, lacking

@@ -50,6 +50,7 @@ class Target:
     quiet_period_s: float | None = None
     responsiveness_bound_s: float = RESPONSIVENESS_BOUND_S
     stream_length: int = 0  # the stress mode (--stream-length): how long the streaming checks' streams are
+    loaded_as: str = ""  # MODULE:ATTR, when the user named it so: reports say how to run it again
 
     def __init__(self) -> None:
         self._active: Session | None = None
@@ -147,4 +148,5 @@ def load_target(spec: str) -> Target:
                        "assign rstck.InProcessTarget(create_publisher=...) to it")
     if target.name in ("target", "in-process target"):
         target.name = spec
+    target.loaded_as = spec
     return target

@@ -18,6 +18,7 @@ class Verdict(str, enum.Enum):
     NOT_APPLICABLE = "n/a"  # the target lacks what the check needs
     UNTESTED = "untested"  # not observable; the reason is stated
     ERROR = "error"  # the kit or the target's factory broke; never the rule's fault
+    ALLOWED = "allowed"  # a fail or warn that an allowlist entry accepts until its expiry date
 
     def __str__(self) -> str:
         return self.value

@@ -125,7 +125,8 @@ def run_shard(shard: Shard) -> list[dict[str, Any]]:
     """Run a shard and return its result rows (one per distinct violation or error): the engine API."""
     outcome = run_shard_outcome(shard)
     name = _target_name(shard)
-    return [result_row(f, target_name=name, replay=replay_command(shard, f), duration_s=outcome.duration_s).row()
+    return [result_row(f, target_name=name, replay=replay_command(shard, f), duration_s=outcome.duration_s,
+                       loaded_as=shard.target).row()
             for f, _runs in merge(outcome.findings)]
 
 

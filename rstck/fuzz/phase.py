@@ -45,6 +45,6 @@ def run_phase(target: Target, target_spec: str, *, examples: int, timeout_s: flo
         merged = merge(outcome.findings)
         for finding, _count in merged:
             rows.append(result_row(finding, target_name=target.name, replay=replay_command(shard, finding),
-                                   duration_s=outcome.duration_s))
+                                   duration_s=outcome.duration_s, loaded_as=shard.target))
         summaries.append(PhaseSummary(role, outcome.examples, outcome.steps, outcome.duration_s, len(merged)))
     return rows, summaries

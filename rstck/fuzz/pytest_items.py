@@ -39,7 +39,7 @@ def fuzz_items(collector: pytest.Collector, target: Target, subjects: frozenset[
             for role in ROLES if role in target.capabilities and role in subjects]
 
 
-class FuzzFailed(Exception):
+class FuzzFailed(AssertionError):
     """A fuzz item found violations; the message holds each one's rule, trace and replay command."""
 
 
@@ -83,12 +83,14 @@ class FuzzItem(pytest.Item):
         self.outcome = outcome = run_shard_on(self.target, shard, blob=blob)
         merged = merge(outcome.findings)
         results = _results_file(self.config)
+        self.rstck_rows = []  # reported with the setup report (rstck/plugin.py)
         for finding, _count in merged:
             replay = f"{REPLAY_ENV}={finding.replay} pytest '{self.nodeid}'"
             self.messages.append((finding.kind, describe(finding, replay)))
+            result = result_row(finding, target_name=self.target.name, replay=replay, duration_s=outcome.duration_s,
+                                node_id=self.nodeid, loaded_as=self.target.loaded_as)
+            self.rstck_rows.append(result.row())
             if results is not None:
-                result = result_row(finding, target_name=self.target.name, replay=replay,
-                                    duration_s=outcome.duration_s, node_id=self.nodeid)
                 results.write(result)
         self.user_properties.append(("rstck_fuzz_examples", outcome.examples))
         if self.messages and all(kind == "error" for kind, _ in self.messages):

@@ -42,7 +42,7 @@ def describe(finding: Finding, replay: str) -> str:
 
 
 def result_row(finding: Finding, *, target_name: str, replay: str, duration_s: float = 0.0,
-               node_id: str = "") -> Result:
+               node_id: str = "", loaded_as: str = "") -> Result:
     """The same row `rstck check` writes; `seed` holds the --replay argument (SEED:BLOB)."""
     if finding.kind == "violation":
         item = load_catalog()[finding.rule]
@@ -54,7 +54,7 @@ def result_row(finding: Finding, *, target_name: str, replay: str, duration_s: f
     return Result(target=target_name, spec=SPEC, rule=finding.rule, level=level, check=f"fuzz-{finding.role}",
                   role=finding.role, verdict=verdict, violated=finding.rule, duration_s=round(duration_s, 6),
                   message=describe(finding, replay), trace=finding.trace, timed_out=finding.timed_out,
-                  node_id=node_id, seed=finding.replay, reason=reason)
+                  node_id=node_id, seed=finding.replay, reason=reason, replay=replay, loaded_as=loaded_as)
 
 
 def merge(findings: list[Finding]) -> list[tuple[Finding, int]]:

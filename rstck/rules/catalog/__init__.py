@@ -20,6 +20,7 @@ class Item:
     text: str
     intent: str = ""
     parent: str = ""
+    url: str = ""  # where the spec's text can be read (the catalogue's [spec] url)
 
     @property
     def is_must(self) -> bool:
@@ -53,18 +54,27 @@ class Catalog:
         return min(violations, key=lambda v: order.index(LEVEL_VERDICTS[self[v.rule].level].value))
 
     def select(self, patterns: str | None) -> list[Item]:
-        """Items matching a comma-separated list of ids or globs ("1.*,3.9"); all for None."""
+        """Items matching a comma-separated list of ids or globs ("1.*,3.9"), minus those a `!` excludes
+        ("*,!2.12"; exclusions alone start from every item); all for None."""
         if not patterns:
             return list(self.items)
-        chosen: dict[str, Item] = {}
-        for pattern in (p.strip() for p in patterns.split(",")):
-            if not pattern:
-                continue
-            matched = [i for i in self.items if fnmatch.fnmatchcase(i.id, pattern)]
-            if not matched:
-                raise BadInput(f"--rules: {pattern!r} matches no catalogue item; `rstck rules` lists the ids")
-            chosen.update((i.id, i) for i in matched)
+        parts = [p.strip() for p in patterns.split(",") if p.strip()]
+        included = [p for p in parts if not p.startswith("!")]
+        chosen = {} if included else dict(self._by_id)
+        for pattern in included:
+            chosen.update((i.id, i) for i in self._matching(pattern))
+        for pattern in (p[1:].strip() for p in parts if p.startswith("!")):
+            for item in self._matching(pattern):
+                chosen.pop(item.id, None)
+        if not chosen:
+            raise BadInput(f"--rules: {patterns!r} leaves no catalogue item to check")
         return [i for i in self.items if i.id in chosen]
+
+    def _matching(self, pattern: str) -> list[Item]:
+        matched = [i for i in self.items if fnmatch.fnmatchcase(i.id, pattern)]
+        if not matched:
+            raise BadInput(f"--rules: {pattern!r} matches no catalogue item; `rstck rules` lists the ids")
+        return matched
 
 
 @functools.cache
@@ -74,7 +84,7 @@ def load_catalog() -> Catalog:
         if not entry.name.endswith(".toml"):
             continue
         data = tomllib.loads(entry.read_text(encoding="utf-8"))
-        spec = data["spec"]["name"]
+        spec, url = data["spec"]["name"], data["spec"].get("url", "")
         for raw in data["item"]:
-            items.append(Item(spec=spec, **raw))
+            items.append(Item(spec=spec, url=url, **raw))
     return Catalog(items)

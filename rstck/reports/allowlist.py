@@ -1,0 +1,153 @@
+"""The allowlist of known deviations (`rstck check --allow FILE`).
+
+    [[deviation]]
+    rule = "2.12"                 # an item id or a glob ("3.*")
+    target = "mypkg.tck:target"   # the target as named on the command line, or a glob
+    reason = "why this is accepted, and where it is tracked"
+    expires = 2027-03-31          # the last day the entry holds
+
+A failure (or warning) of a matching item becomes `allowed` and no longer fails the gate, until the
+entry expires: from then on the failure counts again and the expired entry fails the gate by itself.
+An entry that matches no failure any more is stale, and said so.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import fnmatch
+import pathlib
+import re
+import tomllib
+from typing import Any
+
+from ..rules.catalog import load_catalog
+from ..verdict import BadInput, Verdict
+
+_FIELDS = {"rule", "target", "reason", "expires"}
+_ALLOWABLE = {Verdict.FAIL.value, Verdict.WARN.value}
+
+
+@dataclasses.dataclass(frozen=True)
+class Deviation:
+    rule: str
+    target: str
+    reason: str
+    expires: datetime.date
+    where: str  # file:line of the entry, for every message about it
+
+    def covers(self, row: dict[str, Any], names: set[str]) -> bool:
+        item = row["violated"] or row["rule"]
+        return fnmatch.fnmatchcase(item, self.rule) and self.applies_to({row["implementation"], row["target"], *names})
+
+    def applies_to(self, names: set[str]) -> bool:
+        return any(fnmatch.fnmatchcase(name, self.target) for name in names)
+
+    def expired(self, today: datetime.date) -> bool:
+        return today > self.expires
+
+    def describe(self) -> str:
+        return f"{self.where} ({self.rule} for {self.target})"
+
+
+@dataclasses.dataclass
+class Allowance:
+    """What the allowlist did to a run: the rows (failures it accepts now `allowed`), and what the gate
+    must hear: entries expired (they fail the gate) and entries stale (a note)."""
+
+    rows: list[dict[str, Any]]
+    expired: list[Deviation]
+    stale: list[Deviation]
+
+    def messages(self) -> list[str]:
+        lines = [f"deviation {d.describe()} expired on {d.expires}: its failures count again, and the entry "
+                 f"fails the gate until it is renewed or removed" for d in self.expired]
+        lines += [f"deviation {d.describe()} is stale: nothing it allows failed; remove the entry"
+                  for d in self.stale]
+        return lines
+
+
+def load_allowlist(path: str | pathlib.Path) -> list[Deviation]:
+    """The entries of `path`; anything wrong is bad input naming the file and line."""
+    path = pathlib.Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise BadInput(f"--allow {path}: cannot read ({exc.strerror})") from exc
+    except UnicodeDecodeError:
+        raise BadInput(f"--allow {path}: not UTF-8 text") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise BadInput(f"{path}: not valid TOML ({exc})") from None
+    unknown = sorted(set(data) - {"deviation"})
+    if unknown:
+        raise BadInput(f"{path}: unknown table {unknown[0]!r}; entries are [[deviation]] tables")
+    entries = data.get("deviation", [])
+    if not isinstance(entries, list):
+        raise BadInput(f"{path}: `deviation` must be an array of tables ([[deviation]])")
+    starts = [n for n, line in enumerate(text.splitlines(), 1) if re.match(r"\s*\[\[\s*deviation\s*\]\]", line)]
+    lines = text.splitlines()
+    return [_deviation(entry, path, number, starts, lines) for number, entry in enumerate(entries)]
+
+
+def _deviation(entry: Any, path: pathlib.Path, number: int, starts: list[int], lines: list[str]) -> Deviation:
+    start = starts[number] if number < len(starts) else 0
+    end = starts[number + 1] if number + 1 < len(starts) else len(lines) + 1
+
+    def at(key: str | None = None) -> str:
+        """file:line of the entry, or of its `key` line when it has one."""
+        if key and start:
+            for n in range(start, end):
+                if re.match(rf"\s*{re.escape(key)}\s*=", lines[n - 1]):
+                    return f"{path}:{n}"
+        return f"{path}:{start}" if start else f"{path} (deviation {number + 1})"
+
+    if not isinstance(entry, dict):
+        raise BadInput(f"{at()}: a deviation must be a table")
+    unknown = sorted(set(entry) - _FIELDS)
+    if unknown:
+        raise BadInput(f"{at(unknown[0])}: unknown key {unknown[0]!r}; a deviation has rule, target, reason, expires")
+    for key in ("rule", "target", "reason", "expires"):
+        if key not in entry:
+            raise BadInput(f"{at()}: the deviation has no {key!r}")
+    for key in ("rule", "target", "reason"):
+        if not isinstance(entry[key], str) or not entry[key].strip():
+            raise BadInput(f"{at(key)}: {key!r} must be a non-empty string")
+    catalog = load_catalog()
+    if not any(fnmatch.fnmatchcase(item.id, entry["rule"]) for item in catalog.items):
+        raise BadInput(f"{at('rule')}: rule {entry['rule']!r} matches no catalogue item; `rstck rules` lists them")
+    expires = entry["expires"]
+    if isinstance(expires, str):
+        try:
+            expires = datetime.date.fromisoformat(expires)
+        except ValueError:
+            pass
+    if isinstance(expires, datetime.datetime) or not isinstance(expires, datetime.date):
+        raise BadInput(f"{at('expires')}: 'expires' must be a date such as 2027-03-31, got {entry['expires']!r}")
+    return Deviation(entry["rule"], entry["target"], entry["reason"].strip(), expires, at())
+
+
+def apply_allowlist(rows: list[dict[str, Any]], deviations: list[Deviation], *, names: set[str] = frozenset(),
+                    selected: set[str] | None = None, today: datetime.date | None = None) -> Allowance:
+    """Rows with the failures that a live entry covers turned `allowed` (the entry and the verdict it
+    replaced recorded in `deviation`). An entry names its target as a row does, or by one of `names`
+    (what the user typed for the one target of a run). Only entries for a target of these rows count,
+    and only for items in `selected` (None: every item) when it comes to staleness."""
+    today = today or datetime.date.today()
+    targets = {row["implementation"] for row in rows} | {row["target"] for row in rows} | set(names)
+    relevant = [d for d in deviations if d.applies_to(targets)]
+    live = [d for d in relevant if not d.expired(today)]
+    used: set[Deviation] = set()
+    out = []
+    for row in rows:
+        entry = next((d for d in live if d.covers(row, names)), None) if row["verdict"] in _ALLOWABLE else None
+        if entry is not None:
+            used.add(entry)
+            row = {**row, "verdict": Verdict.ALLOWED.value,
+                   "deviation": {"verdict": row["verdict"], "reason": entry.reason,
+                                 "expires": entry.expires.isoformat(), "entry": entry.where}}
+        out.append(row)
+    stale = [d for d in live if d not in used and (selected is None or any(
+        fnmatch.fnmatchcase(item, d.rule) for item in selected))]
+    return Allowance(out, [d for d in relevant if d.expired(today)], stale)

@@ -1,0 +1,317 @@
+"""The conformance report: one self-contained HTML page (no network, opens from file://).
+
+A headline per implementation, a matrix of catalogue items x implementations grouped by spec and
+section, filters, and per cell the evidence and how to reproduce it. Every string is escaped by the
+template (Jinja2 autoescape) and control characters are shown as escapes; a Content-Security-Policy
+allows only the page's own inline script (by its hash), so markup that slipped through could still
+run nothing. Long texts are cut, the rest one click away, up to a bound per text.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import hashlib
+import pathlib
+import re
+import shlex
+from importlib import resources
+from typing import Any
+
+from ..rules.catalog import load_catalog
+from ..signals import escape_controls
+from ..verdict import BadInput
+from .items import ItemVerdict, gate_status, item_verdicts
+from .rows import recorded_now
+
+SHOWN_CHARS = 2_000  # of a message or trace, before "show all"
+KEPT_CHARS = 100_000  # of a message or trace in the page at all: a report stays bounded whatever a target says
+CELL_REASON_CHARS = 160
+_HEADLINE_VERDICTS = ["fail", "error", "allowed", "warn"]  # listed in a headline, in this order
+_LEVEL_GROUPS = {"MUST": "MUST", "MUST NOT": "MUST", "REQUIRED": "MUST", "SHALL": "MUST", "SHOULD": "SHOULD",
+                 "SHOULD NOT": "SHOULD", "RECOMMENDED": "SHOULD", "NOT RECOMMENDED": "SHOULD", "MAY": "MAY",
+                 "OPTIONAL": "MAY"}
+_MODULE_ATTR = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+
+
+@dataclasses.dataclass
+class Text:
+    """A text from a row as the page shows it: its head, and (when longer) the rest up to KEPT_CHARS."""
+
+    head: str
+    full: str  # empty when the head is all of it
+    total: int
+
+    @classmethod
+    def of(cls, value: Any, shown: int = SHOWN_CHARS) -> "Text":
+        text = value if isinstance(value, str) else str(value)
+        total = len(text)
+        if total <= shown:
+            return cls(escape_controls(text), "", total)
+        return cls(escape_controls(text[:shown]), escape_controls(text[:KEPT_CHARS]), total)
+
+    @property
+    def cut_in_page(self) -> bool:
+        return self.total > KEPT_CHARS
+
+    @property
+    def kept(self) -> int:
+        """How many of the text's characters (as written, before escaping) the page holds."""
+        return min(self.total, KEPT_CHARS)
+
+
+@dataclasses.dataclass
+class CheckDetail:
+    check: str
+    target: Text
+    role: str
+    verdict: str
+    description: Text
+    reason: Text
+    message: Text
+    trace: Text
+    duration_s: str
+    settled_by: Text
+    timed_out: bool
+    commands: list[tuple[str, Text]]
+    deviation: dict[str, Text] | None
+
+
+@dataclasses.dataclass
+class Cell:
+    verdict: str  # "" when the implementation has no verdict for the item
+    reason: Text
+    detail: str  # the id of its detail section
+
+
+@dataclasses.dataclass
+class Detail:
+    id: str
+    item: str
+    level: str
+    text: Text
+    implementation: Text
+    verdict: str
+    reason: Text
+    checks: list[CheckDetail]
+    name: str = ""  # the implementation's whole name: what its headline finds the details by
+
+
+@dataclasses.dataclass
+class ItemRow:
+    id: str
+    level: str
+    level_group: str
+    spec: str
+    text: Text
+    cells: list[Cell]
+    search: str  # what the text filter looks in (lower case)
+
+
+@dataclasses.dataclass
+class Section:
+    name: Text
+    items: list[ItemRow]
+
+
+@dataclasses.dataclass
+class Spec:
+    name: str
+    title: Text
+    sections: list[Section]
+
+
+@dataclasses.dataclass
+class Finding:
+    """An item of a headline that is not a plain pass: what, why, where the evidence is, how to rerun it."""
+
+    item: str
+    verdict: str
+    reason: Text
+    detail: str
+    command: Text
+
+
+@dataclasses.dataclass
+class Headline:
+    name: Text
+    status: str
+    status_class: str
+    profiles: list[str]
+    findings: list[Finding]
+    blocked: int  # items a finding of another item kept from a verdict: counted, not listed
+    counts: str
+
+
+def render(rows: list[dict[str, Any]], *, notes: list[str] = (), sources: list[str] = ()) -> str:
+    """The page for these (merged) rows."""
+    from jinja2 import Environment, PackageLoader, select_autoescape
+
+    env = Environment(loader=PackageLoader("rstck.reports", "templates"), autoescape=select_autoescape(default=True),
+                      trim_blocks=True, lstrip_blocks=True)
+    script = resources.files("rstck.reports").joinpath("templates/report.js").read_text(encoding="utf-8")
+    digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
+    model = _model(rows)
+    return env.get_template("report.html.j2").render(
+        script=script, script_hash=f"sha256-{digest}", generated=recorded_now(), version=_version(),
+        notes=[Text.of(n, 400) for n in notes], sources=[Text.of(s, 400) for s in sources], rows=len(rows), **model)
+
+
+def _version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("rstck")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def write_report(rows: list[dict[str, Any]], path: str | pathlib.Path, *, notes: list[str] = (),
+                 sources: list[str] = ()) -> pathlib.Path:
+    path = pathlib.Path(path)
+    page = render(rows, notes=notes, sources=sources)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(page, encoding="utf-8")
+    except OSError as exc:
+        raise BadInput(f"{path}: cannot write the report ({exc.strerror})") from exc
+    return path
+
+
+def _visible(row: dict[str, Any]) -> dict[str, Any]:
+    """Control characters of every string of a row shown as escapes, before any of it reaches the page (the
+    message and trace are escaped as they are cut: Text.of, which counts their characters as written)."""
+    return {key: value if key in ("message", "trace") else _escaped(value) for key, value in row.items()}
+
+
+def _escaped(value: Any) -> Any:
+    if isinstance(value, str):
+        return escape_controls(value)
+    if isinstance(value, dict):
+        return {key: _escaped(item) for key, item in value.items()}
+    return value
+
+
+def _model(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    rows = [_visible(row) for row in rows]
+    by_implementation: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        by_implementation.setdefault(row["implementation"], []).append(row)
+    names = sorted(by_implementation)
+    verdicts = {name: item_verdicts(by_implementation[name]) for name in names}
+    catalog = load_catalog()
+    item_info: dict[str, tuple[str, str, str, str]] = {}  # id -> spec, section, level, text
+    for item in catalog.items:
+        item_info[item.id] = (item.spec, item.section, item.level, item.text)
+    for row in rows:  # items of a profile this catalogue does not know: described by their rows
+        for item_id in (row["rule"], row["violated"]):
+            if item_id and item_id not in item_info:
+                item_info[item_id] = (row["spec"] or "unknown", row["section"] or "unknown", row["level"],
+                                      row["text"] if item_id == row["rule"] else "")
+    shown_ids = [i for i in item_info if any(i in verdicts[n] for n in names)]
+    details: list[Detail] = []
+    specs: dict[str, Spec] = {}
+    for item_id in shown_ids:
+        spec, section, level, text = item_info[item_id]
+        cells = []
+        for column, name in enumerate(names):
+            found = verdicts[name].get(item_id)
+            if found is None:
+                cells.append(Cell("", Text.of("not run"), ""))
+                continue
+            detail_id = f"d-{column}-{len(details)}"
+            details.append(_detail(detail_id, item_id, level, text, name, found))
+            cells.append(Cell(found.verdict, Text.of(found.reason, CELL_REASON_CHARS), detail_id))
+        search = " ".join([item_id, level, text, *names, *(c.verdict for c in cells),
+                           *(c.reason.head for c in cells)]).lower()
+        target_spec = specs.setdefault(spec, Spec(spec, Text.of(_spec_title(spec)), []))
+        if not target_spec.sections or target_spec.sections[-1].name.head != escape_controls(section):
+            target_spec.sections.append(Section(Text.of(section), []))
+        target_spec.sections[-1].items.append(ItemRow(item_id, level, _LEVEL_GROUPS.get(level, level or "?"), spec,
+                                                      Text.of(text, 600), cells, search))
+    headlines = [_headline(name, by_implementation[name], verdicts[name], details) for name in names]
+    present = sorted({c.verdict for s in specs.values() for sec in s.sections for r in sec.items for c in r.cells
+                      if c.verdict})
+    return {"implementations": [Text.of(n, 200) for n in names], "headlines": headlines,
+            "specs": list(specs.values()), "details": details, "verdicts": present,
+            "levels": [lvl for lvl in ("MUST", "SHOULD", "MAY") if any(
+                r.level_group == lvl for s in specs.values() for sec in s.sections for r in sec.items)],
+            "profiles": [(s.name, s.title) for s in specs.values()]}
+
+
+def _spec_title(spec: str) -> str:
+    return {"reactive-streams": "Reactive Streams (core profile)"}.get(spec, spec)
+
+
+def _headline(name: str, rows: list[dict[str, Any]], verdicts: dict[str, ItemVerdict],
+              details: list[Detail]) -> Headline:
+    status, code = gate_status(rows)
+    catalog = load_catalog()
+    profiles = []
+    for spec in dict.fromkeys(row["spec"] for row in rows if row["spec"]):
+        must = [i for i in verdicts if _spec_of(i, rows, catalog) == spec and _is_must(i, rows, catalog)]
+        passed = sum(verdicts[i].verdict == "pass" for i in must)
+        others: dict[str, int] = {}
+        for i in must:
+            if verdicts[i].verdict != "pass":
+                others[verdicts[i].verdict] = others.get(verdicts[i].verdict, 0) + 1
+        rest = ", ".join(f"{count} {verdict}" for verdict, count in sorted(others.items()))
+        profiles.append(f"{_spec_title(spec)}: {passed} of {len(must)} MUST items passed" + (f" ({rest})" if rest
+                                                                                               else ""))
+    detail_of = {(d.name, d.item): d.id for d in details}
+    findings = sorted(((item_id, v) for item_id, v in verdicts.items() if v.verdict in _HEADLINE_VERDICTS),
+                      key=lambda found: _HEADLINE_VERDICTS.index(found[1].verdict))
+    listed = [Finding(item_id, v.verdict, Text.of(v.reason, 300), detail_of.get((name, item_id), ""),
+                      Text.of(_commands(v.rows[0])[0][1], 300) if v.rows and _commands(v.rows[0]) else Text.of(""))
+              for item_id, v in findings]
+    blocked = sum(v.verdict == "blocked" for v in verdicts.values())
+    counts: dict[str, int] = {}
+    for v in verdicts.values():
+        counts[v.verdict] = counts.get(v.verdict, 0) + 1
+    status_class = {0: "ok", 1: "bad", 2: "incomplete"}[code]
+    return Headline(Text.of(name, 200), status, status_class, profiles, listed, blocked,
+                    ", ".join(f"{n} {v}" for v, n in sorted(counts.items())))
+
+
+def _spec_of(item_id: str, rows: list[dict[str, Any]], catalog: Any) -> str:
+    if item_id in catalog:
+        return catalog[item_id].spec
+    return next((r["spec"] for r in rows if item_id in (r["rule"], r["violated"])), "")
+
+
+def _is_must(item_id: str, rows: list[dict[str, Any]], catalog: Any) -> bool:
+    level = catalog[item_id].level if item_id in catalog else next(
+        (r["level"] for r in rows if r["rule"] == item_id), "")
+    return _LEVEL_GROUPS.get(level) == "MUST"
+
+
+def _detail(detail_id: str, item_id: str, level: str, text: str, name: str, found: ItemVerdict) -> Detail:
+    checks = [_check_detail(row) for row in found.rows]
+    return Detail(detail_id, item_id, level, Text.of(text, 2_000), Text.of(name, 200), found.verdict,
+                  Text.of(found.reason, 1_000), checks, name)
+
+
+def _check_detail(row: dict[str, Any]) -> CheckDetail:
+    deviation = row.get("deviation")
+    return CheckDetail(
+        check=str(row["check"]), target=Text.of(row["target"], 300), role=str(row["role"]),
+        verdict=str(row["verdict"]), description=Text.of(row["description"], 1_000), reason=Text.of(row["reason"]),
+        message=Text.of(row["message"]), trace=Text.of(row["trace"]),
+        duration_s=f"{row['duration_s']:.3f} s" if isinstance(row["duration_s"], (int, float)) else "?",
+        settled_by=Text.of(row["settled_by"], 300), timed_out=bool(row["timed_out"]),
+        commands=[(label, Text.of(command, 1_000)) for label, command in _commands(row)],
+        deviation={k: Text.of(v, 1_000) for k, v in deviation.items()} if isinstance(deviation, dict) else None)
+
+
+def _commands(row: dict[str, Any]) -> list[tuple[str, str]]:
+    """How to run this check again: the CLI, the pytest node, the fuzz replay."""
+    commands = []
+    loaded_as = row.get("loaded_as") or ""
+    target = loaded_as if _MODULE_ATTR.match(loaded_as) else "MODULE:ATTR"
+    if not str(row["check"]).startswith("fuzz-"):
+        commands.append(("rstck", f"rstck check {target} --rules {shlex.quote(str(row['rule']))}"))
+    if row["node_id"]:
+        commands.append(("pytest", f"pytest {shlex.quote(str(row['node_id']))}"))
+    if row["replay"]:
+        commands.append(("replay", str(row["replay"])))
+    return commands

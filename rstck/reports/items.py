@@ -1,0 +1,95 @@
+"""From result rows to one verdict per catalogue item: what the table, the report and the gate show."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any
+
+from ..plan import untested_items
+from ..rules.catalog import load_catalog
+from ..verdict import Verdict
+
+# Which verdict speaks for an item with several checks; a verdict this version does not know weighs as
+# much as an error (it needs a look).
+SEVERITY = ["fail", "error", "allowed", "warn", "unsupported", "pass", "n/a", "untested"]
+_UNKNOWN = SEVERITY.index("error")
+# Item verdicts in the order a summary lists them.
+SUMMARY_ORDER = ["pass", "fail", "error", "allowed", "blocked", "warn", "unsupported", "n/a", "untested"]
+
+
+@dataclasses.dataclass
+class ItemVerdict:
+    verdict: str
+    reason: str
+    rows: list[dict[str, Any]]  # the rows charged to the item, then those another item's finding stopped
+
+
+def item_verdicts(rows: list[dict[str, Any]], rules: str | None = None) -> dict[str, ItemVerdict]:
+    """Each item's verdict and one-line reason: catalogue items in catalogue order, then items of rows
+    this catalogue does not know (a later profile's), in the order first seen.
+
+    A finding counts for the item it is charged to (a 1.1 violation seen by a 3.9 check is 1.1's). An item
+    whose checks passed but one of which was stopped by another item's finding is `blocked`: that check
+    could not decide it. An item with no check of its own run, but charged by another, shows that charge.
+    Items declared untested show in every section a row was seen in.
+    """
+    charged: dict[str, list[dict[str, Any]]] = {}
+    blocked: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        if not row["rule"]:  # an error of the fuzz phase: not an item's
+            continue
+        item_id = row["violated"] or row["rule"]
+        charged.setdefault(item_id, []).append(row)
+        if item_id != row["rule"]:
+            blocked.setdefault(row["rule"], []).append(row)
+    catalog = load_catalog()
+    sections = {(row["spec"], catalog[row["rule"]].section if row["rule"] in catalog else row["section"])
+                for row in rows if row["rule"]}
+    untested = {item.id: reason for item, reason in untested_items(rules) if (item.spec, item.section) in sections}
+    order = [item.id for item in catalog.items] + [i for i in {**charged, **blocked} if i not in catalog]
+    verdicts: dict[str, ItemVerdict] = {}
+    first_error: dict[str, str] = {}
+    for item_id in order:
+        found, stopped = charged.get(item_id, []), blocked.get(item_id, [])
+        if found or stopped or item_id in untested:
+            verdict, reason = _item_verdict(found, stopped, untested.get(item_id))
+            if verdict == Verdict.ERROR.value:  # the same error in many items: told once
+                seen = first_error.setdefault(re.sub(r"\d+", "N", reason.split(": ", 1)[-1]), item_id)
+                reason = reason if seen == item_id else f"the same error as {seen}"
+            verdicts[item_id] = ItemVerdict(verdict, reason, found + stopped)
+    return verdicts
+
+
+def severity(verdict: str) -> int:
+    return SEVERITY.index(verdict) if verdict in SEVERITY else _UNKNOWN
+
+
+def _item_verdict(rows: list[dict[str, Any]], stopped: list[dict[str, Any]], untested: str | None) -> tuple[str, str]:
+    if not rows and stopped:
+        first = stopped[0]
+        return "blocked", f"{first['check']} was stopped by a {first['violated']} {first['verdict']}"
+    if not rows:
+        return Verdict.UNTESTED.value, untested or ""
+    worst = min(rows, key=lambda r: severity(r["verdict"]))
+    if worst["verdict"] != Verdict.PASS.value:
+        return worst["verdict"], f"{worst['check']}: {worst['reason']}" if len(rows) > 1 else worst["reason"]
+    passed = sum(r["verdict"] == Verdict.PASS.value for r in rows)
+    reason = f"{passed} of {len(rows) + len(stopped)} checks passed" if len(rows) + len(stopped) > 1 else ""
+    others = [r for r in rows if r["verdict"] != Verdict.PASS.value]
+    if others:
+        reason += f"; {others[0]['check']}: {others[0]['reason']}"
+    if stopped:
+        first = stopped[0]
+        return "blocked", f"{reason}; {first['check']} was stopped by a {first['violated']} {first['verdict']}"
+    return Verdict.PASS.value, reason
+
+
+def gate_status(rows: list[dict[str, Any]]) -> tuple[str, int]:
+    """The gate's word and exit code for these rows: a MUST failure not allowed, then errors, decide."""
+    verdicts = {row["verdict"] for row in rows}
+    if Verdict.FAIL.value in verdicts:
+        return "NOT CONFORMANT (a MUST item failed)", 1
+    if Verdict.ERROR.value in verdicts:
+        return "INCOMPLETE (checks could not run)", 2
+    return "conformant", 0
