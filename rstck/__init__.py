@@ -23,5 +23,15 @@ from .verdict import NotApplicable, RuleViolation, Unsupported, Verdict
 from .verification import (ProcessorVerification, PublisherVerification, SubscriberVerification,
                            Verification)
 
-__all__ = ["InProcessTarget", "NotApplicable", "ProcessorVerification", "Profile", "PublisherVerification",
+
+
+def connect(url: str, **options):
+    """A connection to a server of the network protocol (`tcp://HOST:PORT`) whose `publisher(name)` is an
+    ordinary Publisher; close it (or use it in a `with`) to say goodbye. See docs/wire-format.md."""
+    from .reference.network.client import connect_threaded  # asyncio and msgpack load only when used
+
+    return connect_threaded(url, **options)
+
+
+__all__ = ["InProcessTarget", "connect", "NotApplicable", "ProcessorVerification", "Profile", "PublisherVerification",
            "RuleViolation", "SubscriberVerification", "Target", "Unsupported", "Verdict", "Verification", "rule"]

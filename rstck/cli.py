@@ -90,6 +90,8 @@ def _parser() -> argparse.ArgumentParser:
 
     from .fuzz.cli import add_fuzz_command  # `rstck fuzz` lives with the fuzzer (rstck/fuzz/cli.py)
     add_fuzz_command(commands)
+    from .reference.network.cli import add_serve_command  # `rstck serve`: the reference server (docs/wire-format.md)
+    add_serve_command(commands)
     return parser
 
 

@@ -29,6 +29,7 @@ from ..target import Target
 from ..threads import mark_kit_thread
 from ..verdict import BadInput
 from .budgets import DEFAULT_SHRINK_TIME_S
+from .constants import without_local_constants
 from .machine import AbortRun, BudgetSpent, FuzzMachine, FuzzViolation, RunContext
 from .profiles import GENERATING, ONE_RUN, REPLAYING, SHRINKING, run_settings
 from .processor import ProcessorMachine
@@ -263,7 +264,7 @@ def _run_hypothesis(context: RunContext, role: str, seed: int, settings: hypothe
 
     worker = threading.Thread(target=body, name=f"rstck-fuzz-{role}-{seed}", daemon=True)
     mark_kit_thread(worker)
-    with reports_into(lambda: context.session):
+    with reports_into(lambda: context.session), without_local_constants():
         worker.start()
         hang = _watch(worker, context, role, seed, timeout_s, progress)
     return hang, (raised[0] if raised else None)
