@@ -38,6 +38,11 @@ LEVEL_VERDICTS = {
 }
 
 
+# The three kinds of level, by what breaking them means: the report's level filter, the pytest level markers.
+LEVEL_GROUPS = {level: {Verdict.FAIL: "MUST", Verdict.WARN: "SHOULD", Verdict.UNSUPPORTED: "MAY"}[verdict]
+                for level, verdict in LEVEL_VERDICTS.items()}
+
+
 class RuleViolation(AssertionError):
     """The implementation did not do what catalogue item `rule` demands.
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..rules.catalog import load_catalog
 from ..signals import escape_controls
-from ..verdict import BadInput
+from ..verdict import LEVEL_GROUPS, BadInput
 from .items import ItemVerdict, gate_status, item_verdicts
 from .rows import recorded_now
 
@@ -28,9 +28,6 @@ SHOWN_CHARS = 2_000  # of a message or trace, before "show all"
 KEPT_CHARS = 100_000  # of a message or trace in the page at all: a report stays bounded whatever a target says
 CELL_REASON_CHARS = 160
 _HEADLINE_VERDICTS = ["fail", "error", "allowed", "warn"]  # listed in a headline, in this order
-_LEVEL_GROUPS = {"MUST": "MUST", "MUST NOT": "MUST", "REQUIRED": "MUST", "SHALL": "MUST", "SHOULD": "SHOULD",
-                 "SHOULD NOT": "SHOULD", "RECOMMENDED": "SHOULD", "NOT RECOMMENDED": "SHOULD", "MAY": "MAY",
-                 "OPTIONAL": "MAY"}
 _MODULE_ATTR = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 
 
@@ -227,9 +224,9 @@ def _model(rows: list[dict[str, Any]]) -> dict[str, Any]:
         target_spec = specs.setdefault(spec, Spec(spec, Text.of(_spec_title(spec)), []))
         if not target_spec.sections or target_spec.sections[-1].name.head != escape_controls(section):
             target_spec.sections.append(Section(Text.of(section), []))
-        target_spec.sections[-1].items.append(ItemRow(item_id, level, _LEVEL_GROUPS.get(level, level or "?"), spec,
+        target_spec.sections[-1].items.append(ItemRow(item_id, level, LEVEL_GROUPS.get(level, level or "?"), spec,
                                                       Text.of(text, 600), cells, search))
-    headlines = [_headline(name, by_implementation[name], verdicts[name], details) for name in names]
+    headlines = [_headline(name, by_implementation[name], verdicts[name], details, item_info) for name in names]
     present = sorted({c.verdict for s in specs.values() for sec in s.sections for r in sec.items for c in r.cells
                       if c.verdict})
     return {"implementations": [Text.of(n, 200) for n in names], "headlines": headlines,
@@ -243,13 +240,12 @@ def _spec_title(spec: str) -> str:
     return {"reactive-streams": "Reactive Streams (core profile)"}.get(spec, spec)
 
 
-def _headline(name: str, rows: list[dict[str, Any]], verdicts: dict[str, ItemVerdict],
-              details: list[Detail]) -> Headline:
+def _headline(name: str, rows: list[dict[str, Any]], verdicts: dict[str, ItemVerdict], details: list[Detail],
+              item_info: dict[str, tuple[str, str, str, str]]) -> Headline:
     status, code = gate_status(rows)
-    catalog = load_catalog()
     profiles = []
     for spec in dict.fromkeys(row["spec"] for row in rows if row["spec"]):
-        must = [i for i in verdicts if _spec_of(i, rows, catalog) == spec and _is_must(i, rows, catalog)]
+        must = [i for i in verdicts if item_info[i][0] == spec and LEVEL_GROUPS.get(item_info[i][2]) == "MUST"]
         passed = sum(verdicts[i].verdict == "pass" for i in must)
         others: dict[str, int] = {}
         for i in must:
@@ -262,8 +258,7 @@ def _headline(name: str, rows: list[dict[str, Any]], verdicts: dict[str, ItemVer
     findings = sorted(((item_id, v) for item_id, v in verdicts.items() if v.verdict in _HEADLINE_VERDICTS),
                       key=lambda found: _HEADLINE_VERDICTS.index(found[1].verdict))
     listed = [Finding(item_id, v.verdict, Text.of(v.reason, 300), detail_of.get((name, item_id), ""),
-                      Text.of(_commands(v.rows[0])[0][1], 300) if v.rows and _commands(v.rows[0]) else Text.of(""))
-              for item_id, v in findings]
+                      Text.of(_first_command(v.rows), 300)) for item_id, v in findings]
     blocked = sum(v.verdict == "blocked" for v in verdicts.values())
     counts: dict[str, int] = {}
     for v in verdicts.values():
@@ -271,18 +266,6 @@ def _headline(name: str, rows: list[dict[str, Any]], verdicts: dict[str, ItemVer
     status_class = {0: "ok", 1: "bad", 2: "incomplete"}[code]
     return Headline(Text.of(name, 200), status, status_class, profiles, listed, blocked,
                     ", ".join(f"{n} {v}" for v, n in sorted(counts.items())))
-
-
-def _spec_of(item_id: str, rows: list[dict[str, Any]], catalog: Any) -> str:
-    if item_id in catalog:
-        return catalog[item_id].spec
-    return next((r["spec"] for r in rows if item_id in (r["rule"], r["violated"])), "")
-
-
-def _is_must(item_id: str, rows: list[dict[str, Any]], catalog: Any) -> bool:
-    level = catalog[item_id].level if item_id in catalog else next(
-        (r["level"] for r in rows if r["rule"] == item_id), "")
-    return _LEVEL_GROUPS.get(level) == "MUST"
 
 
 def _detail(detail_id: str, item_id: str, level: str, text: str, name: str, found: ItemVerdict) -> Detail:
@@ -301,6 +284,12 @@ def _check_detail(row: dict[str, Any]) -> CheckDetail:
         settled_by=Text.of(row["settled_by"], 300), timed_out=bool(row["timed_out"]),
         commands=[(label, Text.of(command, 1_000)) for label, command in _commands(row)],
         deviation={k: Text.of(v, 1_000) for k, v in deviation.items()} if isinstance(deviation, dict) else None)
+
+
+def _first_command(rows: list[dict[str, Any]]) -> str:
+    """How to rerun the first check behind a verdict, for its headline."""
+    commands = _commands(rows[0]) if rows else []
+    return commands[0][1] if commands else ""
 
 
 def _commands(row: dict[str, Any]) -> list[tuple[str, str]]:

@@ -39,7 +39,7 @@ def testcase_name(row: dict[str, Any]) -> str:
 
 
 def junit_properties(row: dict[str, Any]) -> list[tuple[str, str]]:
-    """What every rstck testcase carries, here and under pytest."""
+    """What every testcase of `rstck check --junit` carries (under pytest the items carry the same four)."""
     return [("rule", row["rule"]), ("spec", row["spec"]), ("level", row["level"]), ("verdict", row["verdict"])] + (
         [("violated", row["violated"])] if row["violated"] and row["violated"] != row["rule"] else [])
 

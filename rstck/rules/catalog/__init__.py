@@ -8,7 +8,7 @@ import functools
 import tomllib
 from importlib import resources
 
-from ...verdict import LEVEL_VERDICTS, BadInput
+from ...verdict import LEVEL_GROUPS, LEVEL_VERDICTS, BadInput
 
 
 @dataclasses.dataclass(frozen=True)
@@ -29,8 +29,7 @@ class Item:
     @property
     def level_marker(self) -> str:
         """The pytest marker of this level: must, should or may."""
-        verdict = LEVEL_VERDICTS[self.level].value
-        return {"fail": "must", "warn": "should", "unsupported": "may"}[verdict]
+        return LEVEL_GROUPS[self.level].lower()
 
 
 class Catalog:
