@@ -8,14 +8,19 @@ INSTALLED := $(VENV)/.installed-pyproject
 RESULTS := rstck-results
 REPORT := rstck-report/index.html
 
-# The shipped reference targets (rstck/reference/targets.py); `make check` runs each.
+# The shipped reference targets (rstck/reference/targets.py; the Spark-backed ones, docs/spark.md; the JavaScript
+# one, docs/node.md); `make check` runs each, then the reference server and client of the network protocol
+# (docs/network.md).
 REFERENCE_TARGETS := \
 	rstck.reference.targets:sync_publisher \
 	rstck.reference.targets:threaded_publisher \
 	rstck.reference.targets:asyncio_publisher \
 	rstck.reference.targets:sync_subscriber \
 	rstck.reference.targets:buffered_subscriber \
-	rstck.reference.targets:map_processor
+	rstck.reference.targets:map_processor \
+	rstck.reference.spark_targets:spark_publisher \
+	rstck.reference.spark_targets:spark_sink \
+	node:rstck/reference/js/reactive_streams.js
 
 .PHONY: check test
 
@@ -25,6 +30,16 @@ check: $(INSTALLED)
 		echo "== rstck check $$target"; \
 		$(BIN)/rstck check "$$target" --results $(RESULTS) || failed="$$failed $$target"; \
 	done; \
+	echo "== rstck check tcp://… (the reference server, rstck serve)"; \
+	serve_out=$$(mktemp); $(BIN)/rstck serve --listen 127.0.0.1:0 > $$serve_out 2> /dev/null & serving=$$!; \
+	url=""; for attempt in $$(seq 200); do \
+		url=$$(sed -n 's/^rstck serve: listening on //p' $$serve_out); [ -n "$$url" ] && break; sleep 0.05; \
+	done; rm -f $$serve_out; \
+	$(BIN)/rstck check "$$url" --results $(RESULTS) || failed="$$failed rstck-serve"; \
+	kill -INT $$serving; wait $$serving; \
+	echo "== rstck check --client (the reference client)"; \
+	$(BIN)/rstck check --client "$(abspath $(BIN))/python -m rstck.reference.network.client_command" \
+		--results $(RESULTS) || failed="$$failed reference-client"; \
 	$(BIN)/rstck report $(RESULTS) -o $(REPORT) --junit $(dir $(REPORT))junit.xml || exit 2; \
 	echo "results: $(RESULTS)/"; \
 	echo "open the report: file://$(abspath $(REPORT))"; \

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import pathlib
 import re
 import sys
@@ -55,7 +56,12 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
 
     check = commands.add_parser("check", help="run every check the target can serve")
-    check.add_argument("target", metavar="MODULE:ATTR", help="the target, e.g. mypkg.tck:target")
+    check.add_argument("target", metavar="TARGET", nargs="?",
+                       help="the target: MODULE:ATTR (e.g. mypkg.tck:target), tcp://HOST:PORT for a server of "
+                            "the network protocol, or node:PATH for a JavaScript module")
+    check.add_argument("--client", metavar="CMD",
+                       help="test a client of the network protocol: the kit listens and runs `CMD URL PUBLISHER` "
+                            "per case (docs/network.md)")
     check.add_argument("--rules", help='rule ids or globs, comma-separated, ! excludes: "1.*,3.9", "*,!2.12"')
     check.add_argument("--results", metavar="DIR", help="write one JSON Lines row per check into DIR")
     check.add_argument("--html", metavar="FILE", help="write the HTML report of this run to FILE")
@@ -71,6 +77,9 @@ def _parser() -> argparse.ArgumentParser:
                        help=f"examples per role in the fuzz phase (default {DEFAULT_FUZZ_EXAMPLES})")
     check.add_argument("--stream-length", type=int, default=0, metavar="N",
                        help="the stress mode: the checks that stream (1.1, 3.8, 3.17) deliver N elements")
+    check.add_argument("--spark-master", metavar="URL",
+                       help="the Spark master for Spark targets, e.g. spark://host:7077 (default: $RSTCK_SPARK_MASTER, "
+                            "else an embedded local[*] session; docs/spark.md)")
     check.add_argument("--in-process", action="store_true",
                        help="run the checks in this process, not a supervised worker (for a debugger); a target "
                             "that ends the process then ends the run")
@@ -86,6 +95,10 @@ def _parser() -> argparse.ArgumentParser:
                         help="where to write the report (default rstck-report/index.html)")
     report.add_argument("--allow", metavar="FILE", help="apply an allowlist of known deviations to the rows")
     report.add_argument("--junit", metavar="FILE", help="also write the merged rows as JUnit XML")
+    report.add_argument("--engine", choices=("local", "spark"), default="local",
+                        help="spark: read JSON Lines and Parquet with Spark SQL and add the pass rate over time per "
+                             "item and implementation (docs/spark.md)")
+    report.add_argument("--spark-master", metavar="URL", help="with --engine spark: the master (default local[*])")
     report.set_defaults(run=_report)
 
     from .fuzz.cli import add_fuzz_command  # `rstck fuzz` lives with the fuzzer (rstck/fuzz/cli.py)
@@ -96,7 +109,19 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _check(args: argparse.Namespace) -> int:
+    if (args.target is None) == (args.client is None):
+        raise BadInput("rstck check: name a target (MODULE:ATTR, tcp://HOST:PORT or node:PATH) or a client "
+                       "command (--client CMD), not both" if args.client else
+                       "rstck check: name a target (MODULE:ATTR, tcp://HOST:PORT or node:PATH), or --client CMD")
+    if args.client is not None:
+        if not args.client.strip():
+            raise BadInput("--client: the command is empty")
+        from .adapters.network import CLIENT_PREFIX
+
+        args.target = CLIENT_PREFIX + args.client
     seconds("--timeout", args.timeout)
+    if args.spark_master:  # the worker process, where a Spark target starts its session, inherits it
+        os.environ["RSTCK_SPARK_MASTER"] = args.spark_master
     count("--fuzz-examples", args.fuzz_examples, minimum=1, maximum=MAX_FUZZ_EXAMPLES)
     if args.stream_length:  # 0: the stress mode is off
         count("--stream-length", args.stream_length, minimum=1, maximum=MAX_STREAM_LENGTH)
@@ -135,7 +160,15 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    loaded = read_rows(args.results)
+    history = None
+    if args.engine == "spark":
+        from .reports.spark import aggregate  # pyspark loads only here
+
+        loaded, history = aggregate(args.results, master=args.spark_master)
+    else:
+        if args.spark_master:
+            raise BadInput("--spark-master goes with --engine spark")
+        loaded = read_rows(args.results)
     rows, notes = loaded.rows, list(loaded.notes)
     if args.allow:
         allowance = apply_allowlist(rows, load_allowlist(args.allow))
@@ -144,17 +177,23 @@ def _report(args: argparse.Namespace) -> int:
         print(f"note: {escape_controls(note)}", file=sys.stderr)
     implementations = len({row["implementation"] for row in rows})
     _write_reports(rows, html=args.output, junit=args.junit, notes=notes, sources=loaded.sources, suite="rstck",
-                   said=f" ({len(rows)} rows, {implementations} implementation{'s' * (implementations != 1)})")
+                   said=f" ({len(rows)} rows, {implementations} implementation{'s' * (implementations != 1)})",
+                   history=history)
     return EXIT_CONFORMANT
 
 
 def _write_reports(rows: list[dict], *, html: str | None, junit: str | None, notes: list[str], suite: str,
-                   sources: list[str] = (), said: str = "") -> None:
-    """The HTML report and JUnit XML, when asked for (imported only then: start-up counts)."""
+                   sources: list[str] = (), said: str = "", history=None) -> None:
+    """The HTML report and JUnit XML, when asked for (imported only then: start-up counts); with `history`
+    (--engine spark), the pass rates in the page and every day of them in pass-rate.csv beside it."""
     if html:
         from .reports.html import write_report
 
-        print(f"report: {write_report(rows, html, notes=notes, sources=sources)}{said}")
+        print(f"report: {write_report(rows, html, notes=notes, sources=sources, history=history)}{said}")
+        if history is not None:
+            days = len(history.days)
+            print(f"pass rate over time: {history.write_csv(pathlib.Path(html).parent / 'pass-rate.csv')} "
+                  f"({len(history.counts)} item-day cells; {days} day{'s' * (days != 1)} in the page)")
     if junit:
         from .reports.junit import write_junit
 

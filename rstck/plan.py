@@ -9,7 +9,10 @@ from .rules.catalog import Item, load_catalog
 from .target import Target
 from .views import ProcessorAsPublisher, ProcessorAsSubscriber
 
-SUBJECTS = ("publisher", "subscriber", "processor")
+SUBJECTS = ("publisher", "subscriber", "processor", "server", "client")
+# A run reports the subjects not served only within the kind of target it concerns: an in-process target is not
+# told that it offers no network server, nor a server that it offers no client or subscriber.
+_NETWORK_SUBJECTS = {"server", "client"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -46,9 +49,11 @@ def unserved(target: Target, *, rules: str | None = None) -> dict[str, int]:
     served = set(served_subjects(target))
     if "processor" in served:
         served |= {"publisher", "subscriber"}  # the processor is checked in both roles
+    network = bool(served & _NETWORK_SUBJECTS)
     counts: dict[str, int] = {}
     for check in all_checks():
-        if check.rule in selected and check.subject not in served:
+        if check.rule in selected and check.subject not in served and not network \
+                and check.subject not in _NETWORK_SUBJECTS:
             counts[check.subject] = counts.get(check.subject, 0) + 1
     return counts
 

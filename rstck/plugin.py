@@ -35,6 +35,9 @@ MARKERS = {
     "subscription": "checks of Subscription rules (3.x)",
     "subscriber": "checks of Subscriber rules (2.x)",
     "processor": "checks of Processor rules (4.x) and checks run against a processor",
+    "network": "checks of the network protocol's items (net.*)",
+    "server": "network checks of a server, over TCP",
+    "client": "network checks of a client, run as a command against the kit's listener",
     "must": "checks of MUST / MUST NOT / REQUIRED items",
     "should": "checks of SHOULD / RECOMMENDED items",
     "may": "checks of MAY items",
@@ -220,6 +223,8 @@ class CheckItem(pytest.Item):
         for subject in {check.subject, "processor" if planned.view else check.subject} - {check.role}:
             self.add_marker(getattr(pytest.mark, subject))
         self.add_marker(getattr(pytest.mark, item.level_marker))
+        if item.spec == "network-protocol":
+            self.add_marker(pytest.mark.network)
         for marker in allure_markers(item, target=planned.target.name, role=check.role, doc=check.doc):
             self.add_marker(marker)
         self.user_properties += [("rule", check.rule), ("spec", item.spec), ("level", item.level)]

@@ -393,13 +393,19 @@ class ProbeSubscriber:
             parts.insert(0, "no on_subscribe")
         return ", ".join(parts)
 
+    def _awaited(self, arrived: Callable[[], bool]) -> bool:
+        """Whether an expected signal has arrived; where settling cannot be exact (a target across a network),
+        the settler waits for it up to the check's deadline first, so a slow target is not failed early."""
+        return arrived() or self._session.settler.await_signal(arrived, self._session.deadline)
+
     def expect_subscribed(self, rule: str = "1.9") -> None:
-        if not self.subscribed:
+        if not self._awaited(lambda: self.subscribed):
             self._fail(rule, "on_subscribe", "no on_subscribe arrived")
 
     def expect_elements(self, count: int, rule: str) -> None:
         """Exactly `count` elements; more than that within demand breaks the target's contract, not `rule`."""
         self.expect_subscribed()
+        self._awaited(lambda: self.received >= count or self.terminated)
         got = self.received
         if got > count:
             self._session.raise_pending()
@@ -409,13 +415,13 @@ class ProbeSubscriber:
 
     def expect_complete(self, rule: str = "1.5") -> None:
         self.expect_subscribed()
-        if not self.completed:
+        if not self._awaited(lambda: self.terminated) or not self.completed:
             self._fail(rule, "on_complete", self.observed())
 
     def expect_error(self, error_type: str, rule: str) -> BaseException:
         """Expect on_error with an exception whose class (or a base class) is named `error_type`."""
         self.expect_subscribed()
-        if not self.errors:
+        if not self._awaited(lambda: self.terminated) or not self.errors:
             self._fail(rule, f"on_error({error_type})", self.observed())
         error = self.errors[0]
         if error_type not in {cls.__name__ for cls in type(error).__mro__}:

@@ -94,6 +94,11 @@ def run_check(check: Check, target: Target, *, timeout_s: float = DEFAULT_DEADLI
                     implementation=getattr(target, "base", target).name, description=check.doc,
                     loaded_as=getattr(target, "base", target).loaded_as)
     lacking = missing_capability(check, target)
+    unobservable = target.not_observable(check.rule)
+    if unobservable:
+        result.verdict, result.reason = Verdict.NOT_APPLICABLE, f"not observable through this target: {unobservable}"
+        result.message = f"n/a: {result.reason}"
+        return result
     if lacking:
         result.verdict, result.reason = Verdict.NOT_APPLICABLE, lacking
         result.message = f"n/a: {lacking}"

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from .probes import OnPurpose, ProbeObserver, ProbePublisher, ProbeSubscriber, ProbeSubscription
 from .rules.catalog import load_catalog
-from .settle import SettleOutcome
+from .settle import SettleOutcome, Settler
 from .signals import Label, Trace, show
 from .threads import mark_kit_thread
 from .verdict import NotApplicable, RuleViolation, TargetError
@@ -102,6 +102,11 @@ class Session:
         self.target.bind_thread(thread, self)
 
     # -- what checks use ----------------------------------------------------------------
+
+    @property
+    def settler(self) -> Settler:
+        """What settles this check; an adapter's own keeps what the check opened (connections, processes)."""
+        return self._settler
 
     @property
     def profile(self) -> Profile:
@@ -190,8 +195,7 @@ class Session:
         """What a verdict of "nothing (more) arrived" rests on, when a quiet window decided it."""
         if "quiet-period" not in self.settled_by:
             return ""
-        return (f" (settled by a quiet period of {self.quiet_window_s * 1000:.0f} ms: the implementation's own "
-                "threads could not be watched going idle)")
+        return f" (settled by a quiet period of {self.quiet_window_s * 1000:.0f} ms: {self._settler.quiet_reason})"
 
     @property
     def executor(self) -> InstrumentedExecutor:
@@ -266,6 +270,23 @@ class Session:
     def signals_in_progress(self) -> list[tuple[Any, str]]:
         """(subscriber, signal kind) of the kit's signals this thread is inside, outermost first."""
         return list(self._signalling.__dict__.get("stack", ()))
+
+    @contextlib.contextmanager
+    def apart(self):
+        """Run, outside the kit's calls and signals, what the implementation did on its own schedule but reaches
+        the kit on a thread that is inside one of them: a Node callback that ran before the driver read the
+        kit's next call is delivered while that call waits (rstck.adapters.node), and happened before it."""
+        local = self._signalling.__dict__
+        stack = local.pop("stack", None)
+        depth = self.trace.nest_under_nothing()
+        try:
+            yield
+        finally:
+            self.trace.nest_again(depth)
+            if stack is not None:
+                local["stack"] = stack
+            else:
+                local.pop("stack", None)
 
     def kit_subscribes(self, publisher: ProbePublisher, subscriber: Any) -> None:
         """The kit's publishers give a subscriber on_subscribe once, unless the check is about 2.5."""

@@ -66,6 +66,9 @@ class Settler:
     """Settles one check's session: its loop, its executor, the threads it does not own, and
     optionally a fixed quiet period (the explicit override)."""
 
+    # What a verdict that rests on a quiet window says about why one was needed.
+    quiet_reason = "the implementation's own threads could not be watched going idle"
+
     def __init__(self, trace: Trace, *, quiet_period_s: float | None = None,
                  timer_horizon_s: float = DEFAULT_TIMER_HORIZON_S):
         self.trace = trace
@@ -196,6 +199,11 @@ class Settler:
             self._scan_trace()
             threads = {**threads, **self.threads.watched(self._signalling)}
             window = max(window, self.quiet_window(deadline))
+
+    def await_signal(self, arrived: Callable[[], bool], deadline: float) -> bool:
+        """Wait for a signal a check expects to have arrived by now. Settling here is exact: once settled, what
+        has not arrived will not arrive without outside input."""
+        return arrived()
 
     def close(self) -> None:
         if self.executor is not None:

@@ -113,7 +113,7 @@ class Signal:
         return (self.returned_ns - self.t_ns) / 1e9 if self.returned_ns else 0.0
 
     def call_text(self) -> str:
-        if self.kind in ("note", "violation"):
+        if self.kind in ("note", "violation", "wire"):
             return str(self.args[0]) if self.args else ""
         return f"{self.actor}.{self.kind}({', '.join(show(a) for a in self.args)})"
 
@@ -287,6 +287,17 @@ class Trace:
     def leave(self) -> None:
         thread_id = _get_ident()
         self._depth[thread_id] -= 1
+
+    def nest_under_nothing(self) -> int:
+        """Records made on this thread from now on nest under nothing; the depth to give back to
+        `nest_again` (see Session.apart)."""
+        thread_id = _get_ident()
+        depth = self._depth.get(thread_id, 0)
+        self._depth[thread_id] = 0
+        return depth
+
+    def nest_again(self, depth: int) -> None:
+        self._depth[_get_ident()] = depth
 
     def wait_quiet(self, period_s: float, deadline: float) -> bool:
         """Block until no signal has been recorded for `period_s`; False if the deadline came first."""

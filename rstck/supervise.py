@@ -104,6 +104,11 @@ def run_events(run: CheckRun, status: CallStatus | None = None) -> Iterator[tupl
         yield ("done",)
         return
     target.known_hangs.update(run.known_hangs)
+    try:
+        target.prepare()  # before the first check: no check's deadline, nor the supervisor's watchdog, runs yet
+    except BadInput as exc:
+        yield ("bad_input", str(exc))
+        return
     if status is not None:
         session_module.CALL_STATUS = status.write
     for index in range(run.start, len(planned)):
@@ -114,7 +119,7 @@ def run_events(run: CheckRun, status: CallStatus | None = None) -> Iterator[tupl
             yield ("restart", index + 1, f"{result.rule} {result.check} left threads busy "
                                          f"({', '.join(result.leftovers)})")
             return
-    if run.fuzz_examples:
+    if run.fuzz_examples and target.fuzz_phase:
         if status is not None:
             status.write("the fuzz phase")
         from .fuzz.phase import run_phase  # Hypothesis is imported only when the phase runs

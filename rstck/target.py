@@ -51,6 +51,7 @@ class Target:
     responsiveness_bound_s: float = RESPONSIVENESS_BOUND_S
     stream_length: int = 0  # the stress mode (--stream-length): how long the streaming checks' streams are
     loaded_as: str = ""  # MODULE:ATTR, when the user named it so: reports say how to run it again
+    fuzz_phase: bool = True  # whether `rstck check` fuzzes it after the checks (`rstck fuzz` runs it anyway)
 
     def __init__(self) -> None:
         self._active: Session | None = None
@@ -72,6 +73,14 @@ class Target:
 
     def new_processor(self, session: Session) -> Any:
         raise NotApplicable("this target offers no processor")
+
+    def prepare(self) -> None:
+        """Get ready before the first check (e.g. start a Spark session), outside every check's deadline;
+        BadInput says why the target cannot be used at all. `rstck check` and fuzz shards call it once."""
+
+    def not_observable(self, rule: str) -> str | None:
+        """Why catalogue item `rule` cannot be observed through this target (its checks are then n/a)."""
+        return None
 
     def make_settler(self, trace: Trace) -> Settler:
         return Settler(trace, quiet_period_s=self.quiet_period_s)
@@ -120,12 +129,22 @@ class Target:
 
 
 def load_target(spec: str) -> Target:
-    """Import `module:attribute` and return the Target it names; BadInput says what to fix."""
+    """Import `module:attribute` and return the Target it names, or the network target a URL names
+    (tcp://HOST:PORT), or the Node target of a JavaScript module (node:PATH); BadInput says what to fix."""
     import importlib
     import os
     import sys
 
+    from .adapters.network import network_target
     from .verdict import BadInput
+
+    network = network_target(spec)
+    if network is not None:
+        return network
+    if spec.startswith("node:"):
+        from .adapters.node import node_target  # imported only for a node: spec
+
+        return node_target(spec)
 
     module_name, sep, attribute = spec.partition(":")
     if not sep or not module_name or not attribute:

@@ -13,7 +13,7 @@ class Verification:
     """Runs the checks whose subject is in `subjects` against `target` (set by the subclass)."""
 
     target: Target | None = None
-    subjects: frozenset[str] = frozenset({"publisher", "subscriber", "processor"})
+    subjects: frozenset[str] = frozenset({"publisher", "subscriber", "processor", "server", "client"})
     rules: str | None = None  # an optional selection, "1.*,3.9"
     timeout_s: float | None = None
 

@@ -34,6 +34,9 @@ class _ProcessorView(Target):
     def make_settler(self, trace: Trace) -> Settler:
         return self.base.make_settler(trace)
 
+    def not_observable(self, rule: str) -> str | None:
+        return self.base.not_observable(rule)
+
     def invoke(self, session: Session, function: Callable[..., Any], args: tuple) -> Any:
         return self.base.invoke(session, function, args)
 

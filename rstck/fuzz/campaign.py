@@ -1,8 +1,8 @@
 """Campaigns: a fuzzing budget cut into shards, and the local engine that runs them in processes.
 
 A `Shard` is plain, picklable data: target spec, role, a range of seeds, a budget. Any engine
-that can call a function on a worker can run one with `run_shard(shard) -> rows`; a Spark
-engine would `mapPartitions` over shards. Each seed is one Hypothesis run of up to
+that can call a function on a worker can run one with `run_shard(shard) -> rows`; the Spark
+engine (spark_engine.py) `mapPartitions` over shards. Each seed is one Hypothesis run of up to
 `examples_per_run` examples; a campaign's seeds are consecutive from its base seed, so
 `--seed` replays a whole campaign and a printed seed replays one run.
 """
@@ -27,7 +27,7 @@ from ..settle import DEFAULT_DEADLINE_S
 from ..target import Target, load_target
 from ..threads import flush_std_streams, left_behind
 from ..verdict import BadInput
-from .budgets import DEFAULT_SHRINK_TIME_S, PROFILES, ROLES
+from .budgets import DEFAULT_SHRINK_TIME_S, PROFILES
 from .profiles import example_database
 from .recorder import FlightRecorder, read_recording
 from .report import merge, result_row
@@ -83,8 +83,10 @@ def replay_command(shard: Shard, finding: Finding) -> str:
 
 def plan_shards(target_spec: str, roles: list[str], *, examples: int | None, time_s: float | None, jobs: int,
                 base_seed: int, profile: str, steps: int | None = None, timeout_s: float = DEFAULT_DEADLINE_S,
-                database: str | None = None, shrink_time_s: float | None = None) -> list[Shard]:
-    """Cut a campaign into shards: exactly `examples` per role (shrinking included), or `time_s` in all."""
+                database: str | None = None, shrink_time_s: float | None = None,
+                shards_per_role: int | None = None) -> list[Shard]:
+    """Cut a campaign into shards: exactly `examples` per role (shrinking included), or `time_s` in all.
+    Per role: two shards per job (at most one per run), or `shards_per_role` (the Spark engine's tasks)."""
     budget = PROFILES[profile]
     steps = steps or budget.steps
     shards: list[Shard] = []
@@ -95,13 +97,13 @@ def plan_shards(target_spec: str, roles: list[str], *, examples: int | None, tim
         if time_s is not None:
             # One shard per job and role; the roles take turns, each with its share of the time.
             per_run = max(1, budget.examples_per_run // 4)  # short runs: new seeds keep coming
-            parts = [(1_000_000, None)] * jobs
+            parts = [(1_000_000, None)] * (shards_per_role or jobs)
             shard_time: float | None = time_s / len(roles)
         else:
             total = examples if examples is not None else budget.examples
             per_run = min(budget.examples_per_run, total)
             runs = math.ceil(total / per_run)
-            count = min(runs, jobs * 2)  # a few shards per job even out their differing speeds
+            count = min(runs, shards_per_role or jobs * 2)  # a few shards per job even out their differing speeds
             runs_each = [runs // count + (k < runs % count) for k in range(count)]
             # Whole runs' worth each, the last shard the remainder: together exactly `total`.
             examples_each = [n * per_run for n in runs_each]
@@ -144,6 +146,11 @@ def run_shard_on(target: Target, shard: Shard, *, progress: Progress | None = No
     """Run `shard`'s seeds against a target object (pytest items and replays use this directly)."""
     outcome = ShardOutcome(shard, [])
     started = time.monotonic()
+    try:
+        target.prepare()  # before the first step's watchdog runs
+    except BadInput as exc:
+        outcome.findings.append(_error(shard, str(exc)))
+        return outcome
     until = None if shard.time_s is None else started + shard.time_s
     left = shard.examples  # shrinking draws on the same budget as generating
     for number, seed in enumerate(shard.seeds):

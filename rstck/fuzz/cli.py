@@ -1,6 +1,7 @@
 """`rstck fuzz`: Hypothesis state machines against every role a target offers.
 
     rstck fuzz mypkg.tck:target [--role R] [--examples N | --time 60s] [--jobs N] [--results DIR]
+    rstck fuzz mypkg.tck:target --engine spark [--spark-master URL] [--shards N] [--results DIR [--jsonl]]
 
 Progress goes to stderr; each violation is printed with its rule, its shrunk trace and the
 one command that replays it. Exit status: 1 if a rule was violated, 2 for bad input (or when
@@ -17,7 +18,7 @@ import pathlib
 import re
 import sys
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..options import count, seconds
 from ..settle import DEFAULT_DEADLINE_S
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     from .campaign import Shard, ShardOutcome
 
 EXIT_CLEAN, EXIT_VIOLATED, EXIT_BAD_INPUT = 0, 1, 2
-MAX_EXAMPLES, MAX_STEPS, MAX_JOBS = 10**9, 10_000, 256
+MAX_EXAMPLES, MAX_STEPS, MAX_JOBS, MAX_SHARDS = 10**9, 10_000, 256, 100_000
 MAX_DURATION_S = 7 * 24 * 3600.0
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h)?\s*$")
 _TOKEN = re.compile(r"^(\d+)(?::([A-Za-z0-9+/=]+))?$")
@@ -44,7 +45,8 @@ def add_fuzz_command(subparsers: Any) -> None:
         "fuzz", help="fuzz signal orderings with Hypothesis state machines",
         description="Run Hypothesis state machines against every role the target offers and report each "
                     "violated rule with its shrunk trace and a command that replays it.")
-    fuzz.add_argument("target", metavar="MODULE:ATTR", help="the target, e.g. mypkg.tck:target")
+    fuzz.add_argument("target", metavar="TARGET",
+                      help="the target, e.g. mypkg.tck:target, tcp://HOST:PORT or node:PATH")
     fuzz.add_argument("--role", choices=ROLES, help="fuzz only this role (default: every role the target offers)")
     budget = fuzz.add_mutually_exclusive_group()
     budget.add_argument("--examples", type=int, metavar="N",
@@ -69,6 +71,15 @@ def add_fuzz_command(subparsers: Any) -> None:
                       help="report each failing example as found, without shrinking it (faster, longer traces)")
     fuzz.add_argument("--replay", metavar="SEED[:BLOB]",
                       help="replay one printed case: SEED:BLOB is the shrunk example, SEED its whole run")
+    spark = fuzz.add_argument_group("the Spark engine (docs/spark.md)")
+    spark.add_argument("--engine", choices=("local", "spark"), default="local",
+                       help="local: worker processes (--jobs); spark: each shard a Spark task (default local)")
+    spark.add_argument("--spark-master", metavar="URL",
+                       help="e.g. spark://host:7077 (default: $RSTCK_SPARK_MASTER, else an embedded local[*])")
+    spark.add_argument("--shards", type=int, metavar="N",
+                       help="shards per role, one Spark task each (default: twice the session's parallelism)")
+    spark.add_argument("--jsonl", action="store_true",
+                       help="with --results: also write the rows as JSON Lines (Parquet is always written)")
     fuzz.set_defaults(run=run_fuzz)
 
 
@@ -93,28 +104,62 @@ def run_fuzz(args: argparse.Namespace) -> int:
 
     options = _options(args)
     if args.replay:
-        return _replay(args, options)
+        return _replay(args, options)  # always here, in this process: a Spark finding replays locally
     time_s = _duration("--time", args.time) if args.time else None
     seed = args.seed if args.seed is not None else (0 if _on_ci() else int.from_bytes(os.urandom(4), "big") >> 1)
+    spark = args.engine == "spark"
     shards = plan_shards(options.target_spec, options.roles, examples=args.examples, time_s=time_s,
                          jobs=options.jobs, base_seed=seed, profile=options.profile, steps=options.steps,
                          timeout_s=options.timeout_s, database=options.database,
-                         shrink_time_s=options.shrink_time_s)
+                         shrink_time_s=options.shrink_time_s,
+                         shards_per_role=_spark_shards(args) if spark else None)
     if not options.shrink:
         shards = [dataclasses.replace(s, shrink=False) for s in shards]
     total = None if time_s else sum(s.examples for s in shards)
     budget = f"{_duration_text(time_s)} in all" if time_s else \
         f"{total // len(options.roles):,} examples per role"
     runs = None if time_s else sum(s.runs for s in shards)
+    workers = (f"Spark, {len(shards)} shard{'s' * (len(shards) != 1)}" if spark
+               else f"{options.jobs} job{'s' * (options.jobs != 1)}")
     print(f"rstck fuzz: {options.target.name} — {', '.join(options.roles)}; {budget}, {options.steps} steps each; "
-          f"{options.jobs} job{'s' * (options.jobs != 1)}; seed {seed}; profile {options.profile}", file=sys.stderr)
+          f"{workers}; seed {seed}; profile {options.profile}", file=sys.stderr)
+    if spark:
+        from ..reference.spark import SparkJobFailed
+        from .spark_engine import run_campaign, save_and_summarise
+
+        try:
+            outcomes, elapsed = run_campaign(shards, master=args.spark_master, time_s=time_s)
+        except SparkJobFailed as exc:  # a lost executor past Spark's retries, the campaign's bound: no rows
+            raise BadInput(f"{exc}; no result was kept") from exc
+        return _conclude(outcomes, options, shards[0], elapsed, save=lambda rows: save_and_summarise(
+            outcomes, rows, target_name=options.target.name, results=options.results, jsonl=args.jsonl,
+            elapsed=elapsed, master=args.spark_master))
     progress = _ProgressLine(runs)
     outcomes = run_local(shards, jobs=options.jobs, on_progress=progress.update)
     progress.finish()
     return _conclude(outcomes, options, shards[0], progress.elapsed())
 
 
+def _spark_shards(args: argparse.Namespace) -> int:
+    """--shards, else twice the parallelism of the session (which starts here, before the campaign)."""
+    if args.shards is not None:
+        return args.shards
+    from ..reference.spark import spark_session
+
+    return 2 * spark_session(args.spark_master).sparkContext.defaultParallelism
+
+
 def _options(args: argparse.Namespace) -> _Options:
+    if args.engine == "spark":
+        if args.jobs != 1:
+            raise BadInput("--jobs is for the local engine; with --engine spark, --shards cuts the campaign and "
+                           "the master's cores run it")
+        count("--shards", args.shards, minimum=1, maximum=MAX_SHARDS)
+    else:
+        for option, given in (("--shards", args.shards is not None), ("--spark-master", args.spark_master),
+                              ("--jsonl", args.jsonl)):
+            if given:
+                raise BadInput(f"{option} goes with --engine spark")
     count("--examples", args.examples, minimum=1, maximum=MAX_EXAMPLES)
     count("--steps", args.steps, minimum=1, maximum=MAX_STEPS)
     count("--jobs", args.jobs, minimum=1, maximum=MAX_JOBS)
@@ -158,20 +203,25 @@ def _replay(args: argparse.Namespace, options: _Options) -> int:
     return _conclude([outcome], options, shard, time.monotonic() - started)
 
 
-def _conclude(outcomes: list[ShardOutcome], options: _Options, shard: Shard, elapsed: float) -> int:
+def _conclude(outcomes: list[ShardOutcome], options: _Options, shard: Shard, elapsed: float, *,
+              save: Callable[[list[dict[str, Any]]], None] | None = None) -> int:
+    """Print each finding (merged across shards) with its replay command, save the rows (`save`, else JSON
+    Lines into --results), then the campaign's numbers; the exit code."""
     from .campaign import replay_command
     from .report import describe, merge, result_row
 
     findings = [f for outcome in outcomes for f in outcome.findings]
     merged = merge(findings)
     rows = []
-    for finding, count in merged:
+    for finding, runs in merged:
         replay = replay_command(dataclasses.replace(shard, role=finding.role), finding)
         kind = f"violation: {finding.rule}" if finding.kind == "violation" else "error"
-        found_by = f"found by {count} run{'s' * (count != 1)}"
+        found_by = f"found by {runs} run{'s' * (runs != 1)}"
         print(f"\n--- {kind} ({finding.role}; {found_by})\n{describe(finding, replay)}")
         rows.append(result_row(finding, target_name=options.target.name, replay=replay).row())
-    if options.results:
+    if save is not None:
+        save(rows)
+    elif options.results:
         _write_rows(pathlib.Path(options.results), options.target.name, rows)
     for outcome in outcomes:
         if outcome.note and outcome.note != "did not reproduce":

@@ -204,6 +204,9 @@ class _IterablePublisherBase:
     def _schedule(self) -> Schedule | None:
         return None
 
+    def _new_subscription(self, subscriber: Subscriber[Any]) -> _IterableSubscription:
+        return _IterableSubscription(subscriber, self._make_iterator, self._schedule(), self._batch)
+
     def subscribe(self, subscriber: Subscriber[Any]) -> None:
         if subscriber is None:
             raise TypeError("1.9: subscribe(None) is illegal")
@@ -214,7 +217,7 @@ class _IterablePublisherBase:
                 _log.warning("2.12: %s is already subscribed; ignoring the second subscribe",
                              type(subscriber).__name__)
                 return
-            subscription = _IterableSubscription(subscriber, self._make_iterator, self._schedule(), self._batch)
+            subscription = self._new_subscription(subscriber)
             live[id(subscriber)] = subscription
             self._live = live
         subscription._start_drain()

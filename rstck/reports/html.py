@@ -18,6 +18,7 @@ import shlex
 from importlib import resources
 from typing import Any
 
+from ..adapters.network import CLIENT_PREFIX
 from ..rules.catalog import load_catalog
 from ..signals import escape_controls
 from ..verdict import LEVEL_GROUPS, BadInput
@@ -29,6 +30,7 @@ KEPT_CHARS = 100_000  # of a message or trace in the page at all: a report stays
 CELL_REASON_CHARS = 160
 _HEADLINE_VERDICTS = ["fail", "error", "allowed", "warn"]  # listed in a headline, in this order
 _MODULE_ATTR = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+_SERVER_URL = re.compile(r"^tcp://[\w.\-\[\]:]+:\d+$")
 
 
 @dataclasses.dataclass
@@ -140,8 +142,9 @@ class Headline:
     counts: str
 
 
-def render(rows: list[dict[str, Any]], *, notes: list[str] = (), sources: list[str] = ()) -> str:
-    """The page for these (merged) rows."""
+def render(rows: list[dict[str, Any]], *, notes: list[str] = (), sources: list[str] = (), history: Any = None) -> str:
+    """The page for these (merged) rows; `history`: pass rates over time (reports/spark.py PassRates), shown
+    after the items when given."""
     from jinja2 import Environment, PackageLoader, select_autoescape
 
     env = Environment(loader=PackageLoader("rstck.reports", "templates"), autoescape=select_autoescape(default=True),
@@ -151,7 +154,8 @@ def render(rows: list[dict[str, Any]], *, notes: list[str] = (), sources: list[s
     model = _model(rows)
     return env.get_template("report.html.j2").render(
         script=script, script_hash=f"sha256-{digest}", generated=recorded_now(), version=_version(),
-        notes=[Text.of(n, 400) for n in notes], sources=[Text.of(s, 400) for s in sources], rows=len(rows), **model)
+        notes=[Text.of(n, 400) for n in notes], sources=[Text.of(s, 400) for s in sources], rows=len(rows),
+        history=history, **model)
 
 
 def _version() -> str:
@@ -164,9 +168,9 @@ def _version() -> str:
 
 
 def write_report(rows: list[dict[str, Any]], path: str | pathlib.Path, *, notes: list[str] = (),
-                 sources: list[str] = ()) -> pathlib.Path:
+                 sources: list[str] = (), history: Any = None) -> pathlib.Path:
     path = pathlib.Path(path)
-    page = render(rows, notes=notes, sources=sources)
+    page = render(rows, notes=notes, sources=sources, history=history)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(page, encoding="utf-8")
@@ -296,7 +300,12 @@ def _commands(row: dict[str, Any]) -> list[tuple[str, str]]:
     """How to run this check again: the CLI, the pytest node, the fuzz replay."""
     commands = []
     loaded_as = row.get("loaded_as") or ""
-    target = loaded_as if _MODULE_ATTR.match(loaded_as) else "MODULE:ATTR"
+    if loaded_as.startswith(CLIENT_PREFIX):  # a client under test: its command
+        target = f"--client {shlex.quote(loaded_as[len(CLIENT_PREFIX):])}"
+    elif _MODULE_ATTR.match(loaded_as) or _SERVER_URL.match(loaded_as):
+        target = loaded_as
+    else:
+        target = "MODULE:ATTR"
     if not str(row["check"]).startswith("fuzz-"):
         commands.append(("rstck", f"rstck check {target} --rules {shlex.quote(str(row['rule']))}"))
     if row["node_id"]:

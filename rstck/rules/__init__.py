@@ -19,6 +19,8 @@ RULE_MODULES = (
     "rstck.rules.reactive_streams.subscriber",
     "rstck.rules.reactive_streams.subscription",
     "rstck.rules.reactive_streams.processor",
+    *(f"rstck.rules.network.{side}.{section}" for side in ("server", "client")
+      for section in ("transport", "framing", "negotiation", "core", "packed", "split", "closing")),
 )
 
 # What a check needs from a target, by the role its module covers.
@@ -27,6 +29,9 @@ _DEFAULT_NEEDS = {
     "subscription": frozenset({"publisher"}),
     "subscriber": frozenset({"subscriber"}),
     "processor": frozenset({"processor"}),
+    # The network profile (rstck/rules/network/<side>/<section>.py): the side of the connection under test.
+    "server": frozenset({"server"}),
+    "client": frozenset({"client"}),
 }
 
 
@@ -36,7 +41,7 @@ class Check:
     name: str
     func: Callable[..., None]
     needs: frozenset[str]
-    role: str  # publisher, subscriber, subscription, processor: the spec section's module
+    role: str  # publisher, subscriber, subscription, processor (the spec section's module); server or client
 
     @property
     def id(self) -> str:
@@ -44,8 +49,8 @@ class Check:
 
     @property
     def subject(self) -> str:
-        """What is under test: publisher, subscriber or processor."""
-        for subject in ("processor", "subscriber"):
+        """What is under test: publisher, subscriber, processor, or a network server or client."""
+        for subject in ("server", "client", "processor", "subscriber"):
             if subject in self.needs:
                 return subject
         return "publisher"
@@ -63,7 +68,8 @@ def rule(rule_id: str, *, needs: set[str] | frozenset[str] | None = None):
     """Register the decorated function as a check of catalogue item `rule_id`."""
 
     def register(func: Callable[..., None]) -> Callable[..., None]:
-        role = func.__module__.rsplit(".", 1)[-1]
+        path = func.__module__.split(".")
+        role = path[-2] if "network" in path else path[-1]
         chosen = frozenset(needs) if needs is not None else _DEFAULT_NEEDS.get(role, frozenset())
         _CHECKS.append(Check(rule_id, func.__name__, func, chosen, role))
         return func

@@ -28,7 +28,7 @@ from typing import Any
 from ...api import MAX_DEMAND, Subscriber
 from ...wire import (DEFAULT_MAX_FRAME_BYTES, INT64_MAX, INT64_MIN, PROTOCOL_VERSION, Cancel, ClientHello,
                      FrameDecoder, Goodbye, OnComplete, OnError, OnNext, OnNextLastPart, OnNextPacked, OnNextPart,
-                     Request, ServerHello, Subscribe, Subscribed, describe, encode)
+                     Request, ServerHello, Subscribe, Subscribed, WireError, describe, encode)
 from . import close_sending_side
 
 __all__ = ["Connection", "RemoteError", "RemotePublisher", "ThreadedConnection", "connect", "connect_threaded",
@@ -65,12 +65,14 @@ def parse_url(url: str) -> tuple[str, int]:
     return parts.hostname, port
 
 
-async def connect(url: str, *, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES, timeout_s: float = 5.0) -> Connection:
+async def connect(url: str, *, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES, timeout_s: float = 5.0,
+                  connection_type: Callable[..., Connection] | None = None) -> Connection:
     """Open a connection to the server at `url` and send clientHello; the serverHello is not awaited (the
-    handshake is loose). Raises ValueError for a bad URL, OSError or TimeoutError if it cannot connect."""
+    handshake is loose). Raises ValueError for a bad URL, OSError or TimeoutError if it cannot connect.
+    `connection_type` makes the Connection (a subclass that watches the frames, as the kit's adapter does)."""
     host, port = parse_url(url)
     reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout_s)
-    return Connection(reader, writer, max_frame_bytes=max_frame_bytes, timeout_s=timeout_s)
+    return (connection_type or Connection)(reader, writer, max_frame_bytes=max_frame_bytes, timeout_s=timeout_s)
 
 
 class _RemoteStream:
@@ -294,10 +296,11 @@ class Connection:
             self._check_size(stream, frame.element)
             self._deliver(stream, frame.element)
         elif kind is OnNextPacked:
-            for element in frame.elements(stream.element_size):
-                if stream.done:
-                    break
-                self._deliver(stream, element)
+            try:
+                elements = frame.elements(stream.element_size)
+            except WireError as error:  # no element size declared, or data of another length: a faulty frame
+                raise _Fault(f"stream {stream.id}: {error.detail}") from None
+            self._deliver_all(stream, elements)
         elif kind is OnNextPart or kind is OnNextLastPart:
             self._join(stream, frame)
         elif kind is OnComplete:
@@ -328,6 +331,28 @@ class Connection:
         if stream.element_size and len(element) != stream.element_size:
             raise _Fault(f"stream {stream.id}: an element of {len(element)} bytes in a stream of "
                          f"{stream.element_size}-byte elements")
+
+    def _deliver_all(self, stream: _RemoteStream, elements: list[bytes]) -> None:
+        """The elements of one onNextPacked: as `_deliver` each, with the demand taken in one step when it
+        covers them all."""
+        if stream.requested != MAX_DEMAND and stream.requested < len(elements):
+            for element in elements:  # the server breaks 1.1 within this frame: element by element
+                if stream.done:
+                    break
+                self._deliver(stream, element)
+            return
+        if stream.requested != MAX_DEMAND:
+            stream.requested -= len(elements)
+        on_next = stream.subscriber.on_next
+        for element in elements:
+            try:
+                on_next(element)
+            except Exception:
+                _log.warning("2.13: %s.on_next raised", type(stream.subscriber).__name__, exc_info=True)
+                if not stream.done:
+                    self._cancel(stream)
+            if stream.done:
+                break
 
     def _deliver(self, stream: _RemoteStream, element: bytes) -> None:
         if self._take_demand(stream):
@@ -398,16 +423,21 @@ class ThreadedConnection:
     def publisher(self, name: str) -> RemotePublisher:
         return self.connection.publisher(name)
 
-    def close(self, reason: str = "done") -> None:
-        """Say goodbye, wait for the answer (bounded), and stop the connection's thread."""
+    def close(self, reason: str = "done", *, timeout_s: float | None = None) -> None:
+        """Say goodbye, wait for the answer (at most `timeout_s`, by default the connection's timeout), and stop
+        the connection's thread."""
         loop = self.connection.loop
         if loop.is_closed():
             return
+        if timeout_s is not None:
+            self.connection._timeout_s = timeout_s
         try:
             asyncio.run_coroutine_threadsafe(self.connection.close(reason), loop).result(self._timeout_s * 2)
         finally:
             loop.call_soon_threadsafe(loop.stop)
             self._thread.join(self._timeout_s)
+            if not self._thread.is_alive():
+                loop.close()  # its selector holds a descriptor
 
     def __enter__(self) -> ThreadedConnection:
         return self
@@ -416,16 +446,20 @@ class ThreadedConnection:
         self.close()
 
 
-def connect_threaded(url: str, *, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
-                     timeout_s: float = 5.0) -> ThreadedConnection:
-    """Open a connection whose event loop runs on a daemon thread; errors as `connect`'s."""
+def connect_threaded(url: str, *, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES, timeout_s: float = 5.0,
+                     connection_type: Callable[..., Connection] | None = None,
+                     on_thread: Callable[[threading.Thread], None] | None = None) -> ThreadedConnection:
+    """Open a connection whose event loop runs on a daemon thread; errors as `connect`'s. `on_thread` is shown
+    the thread before it starts."""
     parse_url(url)  # a bad URL is reported before a thread starts
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, name=f"rstck-connection {url}", daemon=True)
+    if on_thread is not None:
+        on_thread(thread)
     thread.start()
     try:
-        opened = asyncio.run_coroutine_threadsafe(connect(url, max_frame_bytes=max_frame_bytes, timeout_s=timeout_s),
-                                                  loop)
+        opened = asyncio.run_coroutine_threadsafe(connect(url, max_frame_bytes=max_frame_bytes, timeout_s=timeout_s,
+                                                          connection_type=connection_type), loop)
         connection = opened.result(timeout_s * 2)
     except BaseException:
         loop.call_soon_threadsafe(loop.stop)

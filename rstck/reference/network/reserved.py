@@ -15,8 +15,9 @@ from ...api import MAX_DEMAND, Publisher
 from ..publishers import FailedPublisher, IterablePublisher
 
 RANGE_ELEMENT_SIZE = 8
-# A blob element is built whole before it is sent: this bounds what one subscribe can make the server allocate.
-MAX_BLOB_SIZE = 64 * 2**20
+# A blob element is built whole before it is sent, and the reference publishers read one element ahead, at the
+# subscribe: this bounds what one subscribe can make the server allocate (the server bounds their sum).
+MAX_BLOB_SIZE = 16 * 2**20
 ERROR_MESSAGE = "rstck/error fails every subscription, as it is meant to"
 
 _DECIMAL = r"[0-9]{1,19}"  # long enough for any int64, short enough that int() is cheap
@@ -42,6 +43,7 @@ class ReservedPublisher:
 
     make: Callable[[], Publisher]
     element_size: int = 0
+    held_bytes: int = 0  # what a stream of it holds from its subscribe on (a blob read ahead); 0: unknown
 
 
 def reserved_publisher(name: str) -> ReservedPublisher | None:
@@ -63,5 +65,6 @@ def reserved_publisher(name: str) -> ReservedPublisher | None:
         count, size = int(match[1]), int(match[2])
         if count > MAX_DEMAND or size > MAX_BLOB_SIZE:
             return None
-        return ReservedPublisher(lambda: IterablePublisher(lambda: (blob_element(i, size) for i in range(count))))
+        return ReservedPublisher(lambda: IterablePublisher(lambda: (blob_element(i, size) for i in range(count))),
+                                 held_bytes=size if count else 0)
     return None

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import functools
 import logging
 import threading
 import weakref
@@ -25,7 +26,7 @@ from typing import Any
 from ...api import MAX_DEMAND, Publisher, Subscription
 from ...wire import (DEFAULT_MAX_FRAME_BYTES, PROTOCOL_VERSION, Cancel, ClientHello, FrameDecoder, Goodbye,
                      OnComplete, OnError, OnNext, OnNextLastPart, OnNextPacked, OnNextPart, Request, ServerHello,
-                     Subscribe, Subscribed, WireError, describe, encode)
+                     Subscribe, Subscribed, WireError, describe, encode, encode_raw)
 from . import RESERVED_PREFIX, close_sending_side
 from .reserved import ReservedPublisher, reserved_publisher
 
@@ -34,8 +35,11 @@ __all__ = ["DEFAULT_PART_SIZE", "ReferenceServer", "serve", "shut_down"]
 _log = logging.getLogger("rstck.serve")
 
 DEFAULT_PART_SIZE = 64 * 1024
-UPSTREAM_WINDOW = 128  # elements asked of a publisher and not yet written
+UPSTREAM_WINDOW = 1024  # elements asked of a publisher and not yet written
 PENDING_BYTES_LIMIT = 1024 * 1024  # no new requests upstream while a stream holds this much unwritten
+# Nor while all the streams of a connection together hold this much: each stream's own limit alone would let a
+# client that opens many streams of large elements make the server hold thousands of them.
+CONNECTION_PENDING_LIMIT = 32 * 1024 * 1024
 WRITE_TURN_BYTES = 256 * 1024  # written for one stream before the pump drains and turns to the next
 MAX_OPEN_STREAMS = 4096  # per connection; a subscribe beyond it is refused with onError
 FRAME_OVERHEAD = 64  # the most bytes a frame adds to the element data it carries
@@ -45,6 +49,21 @@ GOODBYE_LINGER_S = 2.0  # after our goodbye, how long the peer has to close befo
 
 PublisherFactory = Callable[[], Publisher]
 
+
+@functools.lru_cache(maxsize=4096)
+def _on_next_header(stream_id: int) -> bytes:
+    """The bytes of onNext(stream_id, ...) up to its element: [6, stream_id, then the bin."""
+    return encode_raw([OnNext.TYPE, stream_id, b""])[:-2]  # less the empty bin: c4 00
+
+
+def _bin_header(size: int) -> bytes:
+    """MessagePack's header of a bin of `size` bytes (as wire.encode writes it)."""
+    if size < 256:
+        return b"\xc4" + size.to_bytes(1, "big")
+    if size < 65536:
+        return b"\xc5" + size.to_bytes(2, "big")
+    return b"\xc6" + size.to_bytes(4, "big")
+
 # The connections of each server that `serve` started, for `shut_down`.
 _CONNECTIONS: weakref.WeakKeyDictionary[asyncio.Server, set[ReferenceServer]] = weakref.WeakKeyDictionary()
 
@@ -52,9 +71,11 @@ _CONNECTIONS: weakref.WeakKeyDictionary[asyncio.Server, set[ReferenceServer]] = 
 async def serve(host: str = "127.0.0.1", port: int = 0, *,
                 publishers: dict[str, PublisherFactory] | None = None,
                 max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
-                part_size: int = DEFAULT_PART_SIZE) -> asyncio.Server:
+                part_size: int = DEFAULT_PART_SIZE,
+                connection_type: type[ReferenceServer] | None = None) -> asyncio.Server:
     """Listen on host:port (port 0 picks a free one) and serve the reserved publishers plus `publishers`,
-    whose factories are called once per subscribe. Stop it with `shut_down`."""
+    whose factories are called once per subscribe. Stop it with `shut_down`. `connection_type` serves each
+    connection (a subclass of ReferenceServer: the kit's tests serve mutants so)."""
     factories = dict(publishers or {})
     for name, factory in factories.items():
         if not isinstance(name, str) or name.startswith(RESERVED_PREFIX):
@@ -69,8 +90,8 @@ async def serve(host: str = "127.0.0.1", port: int = 0, *,
     connections: set[ReferenceServer] = set()
 
     async def accept(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        connection = ReferenceServer(reader, writer, factories, max_frame_bytes=max_frame_bytes,
-                                     part_size=part_size)
+        connection = (connection_type or ReferenceServer)(reader, writer, factories,
+                                                          max_frame_bytes=max_frame_bytes, part_size=part_size)
         connections.add(connection)
         try:
             await connection.run()
@@ -125,6 +146,7 @@ class _Stream:
         self.cancelled = False  # write nothing more of it
         self.in_pump_queue = False
         self.next_element_id = 0
+        self.held_bytes = 0  # what its publisher holds from the subscribe on (ReservedPublisher.held_bytes)
 
 
 class _ForwardingSubscriber:
@@ -174,6 +196,9 @@ class ReferenceServer:
         self._part_size = min(part_size, max_frame_bytes - FRAME_OVERHEAD)
         self._streams: dict[int, _Stream] = {}
         self._ready: collections.deque[_Stream] = collections.deque()  # streams with something to write
+        self._out: list[bytes] = []  # encoded frames of the current turn, flushed before any wait (`_flush`)
+        self._pending_bytes = 0  # elements received from the publishers and not yet written, all streams
+        self._starved: set[_Stream] = set()  # streams not topped up for the connection's budget
         self._wake_pump = asyncio.Event()
         self._hello_received = False
         self._goodbye_sent = False
@@ -193,6 +218,7 @@ class ReferenceServer:
         pump = asyncio.create_task(self._pump())
         try:
             self._write(ServerHello(PROTOCOL_VERSION, ()))
+            self._flush()
             ended_by = await self._read_loop()
         except (ConnectionError, TimeoutError) as exc:
             ended_by = f"connection lost ({type(exc).__name__})"
@@ -220,6 +246,7 @@ class ReferenceServer:
         self._goodbye_sent = True
         self._end_streams()
         self._write(Goodbye(reason))
+        self._flush()
         close_sending_side(self._writer)
         self._hard_close = self.loop.call_later(GOODBYE_LINGER_S, self._writer.transport.abort)
 
@@ -287,11 +314,17 @@ class ReferenceServer:
         if reserved is None and factory is not None:
             reserved = ReservedPublisher(factory)
         stream = _Stream(stream_id, reserved.element_size if reserved else 0)
+        held = sum(open_stream.held_bytes for open_stream in self._streams.values())
         self._streams[stream_id] = stream
         if len(self._streams) > MAX_OPEN_STREAMS:
             return self._refuse(stream, f"too many open streams on this connection (at most {MAX_OPEN_STREAMS})")
         if reserved is None:
             return self._refuse(stream, f"no publisher named {name!r} is served here")
+        if reserved.held_bytes and held + reserved.held_bytes > CONNECTION_PENDING_LIMIT:
+            return self._refuse(stream, f"open streams of large elements would hold more than "
+                                        f"{CONNECTION_PENDING_LIMIT} bytes on this connection; try again once "
+                                        f"one has ended")
+        stream.held_bytes = reserved.held_bytes
         try:
             publisher = reserved.make()
         except Exception as exc:
@@ -329,7 +362,10 @@ class ReferenceServer:
 
     def _drop(self, stream: _Stream) -> None:
         stream.cancelled = stream.ended = True
+        self._pending_bytes -= stream.pending_bytes
+        stream.pending_bytes = stream.pending_elements = 0
         stream.pending.clear()
+        self._starved.discard(stream)
         if stream.subscription is not None:
             self._call_upstream(stream, "cancel")
 
@@ -351,6 +387,9 @@ class ReferenceServer:
             return
         if stream.pending_bytes >= PENDING_BYTES_LIMIT:
             return  # the pump asks again once it has written
+        if self._pending_bytes >= CONNECTION_PENDING_LIMIT:
+            self._starved.add(stream)  # the pump asks again once the connection's budget has room
+            return
         n = min(UPSTREAM_WINDOW - stream.asked - stream.pending_elements, stream.remote_demand)
         if n <= 0:
             return
@@ -398,16 +437,21 @@ class ReferenceServer:
         if stream.asked == 0:
             return self._fail(stream, "the publisher signalled more elements than requested (rule 1.1)")
         stream.asked -= 1
-        if isinstance(element, (bytearray, memoryview)):
-            element = bytes(element)
         if type(element) is not bytes:
-            return self._fail(stream, f"the publisher signalled a {type(element).__name__}, not bytes")
-        if stream.element_size and len(element) != stream.element_size:
-            return self._fail(stream, f"the publisher signalled {len(element)} bytes in a stream of "
+            if not isinstance(element, (bytearray, memoryview)):
+                return self._fail(stream, f"the publisher signalled a {type(element).__name__}, not bytes")
+            element = bytes(element)
+        size = len(element)
+        if stream.element_size and size != stream.element_size:
+            return self._fail(stream, f"the publisher signalled {size} bytes in a stream of "
                                       f"{stream.element_size}-byte elements")
         stream.pending_elements += 1
-        stream.pending_bytes += len(element)
-        self._queue(stream, element)
+        stream.pending_bytes += size
+        self._pending_bytes += size
+        if stream.in_pump_queue:  # the common case, inline: the stream is already waiting for the pump
+            stream.pending.append(element)
+        else:
+            self._queue(stream, element)
 
     def _on_terminal(self, stream: _Stream, signal: _Signal) -> None:
         if stream.ended:
@@ -459,8 +503,13 @@ class ReferenceServer:
                 self._write(OnComplete(stream.id) if item is _COMPLETE else OnError(stream.id, item.message))
                 if self._streams.get(stream.id) is stream:
                     del self._streams[stream.id]  # finished: the client may reuse the id
+        self._flush()
         await self._writer.drain()
         self._top_up(stream)
+        if self._starved and self._pending_bytes < CONNECTION_PENDING_LIMIT:
+            starved, self._starved = self._starved, set()
+            for waiting in starved:
+                self._top_up(waiting)
 
     async def _write_elements(self, stream: _Stream) -> int:
         """Write the elements at the head of `pending`: packed if the stream declared a size, else one, split
@@ -477,11 +526,20 @@ class ReferenceServer:
             else:
                 self._write(OnNextPacked(stream.id, len(elements), b"".join(elements)))
             return len(elements) * stream.element_size
-        element = pending.popleft()
+        element = pending[0]
+        if len(element) <= self._part_size:  # every plain element at the head, in one go
+            written, out, header, part_size = 0, self._out, _on_next_header(stream.id), self._part_size
+            while pending and type(element := pending[0]) is bytes and len(element) <= part_size \
+                    and written < WRITE_TURN_BYTES:
+                pending.popleft()
+                out.append(header + _bin_header(len(element)) + element)
+                written += len(element)
+                stream.pending_elements -= 1
+            stream.pending_bytes -= written
+            self._pending_bytes -= written
+            return max(written, 1)
+        pending.popleft()
         self._took(stream, [element])
-        if len(element) <= self._part_size:
-            self._write(OnNext(stream.id, element))
-            return len(element)
         element_id, stream.next_element_id = stream.next_element_id, stream.next_element_id + 1
         view = memoryview(element)
         for at in range(0, len(element), self._part_size):
@@ -491,14 +549,24 @@ class ReferenceServer:
             last = at + self._part_size >= len(element)
             self._write((OnNextLastPart if last else OnNextPart)(stream.id, element_id, part))
             if not last:
+                self._flush()
                 await self._writer.drain()
         return len(element)
 
-    @staticmethod
-    def _took(stream: _Stream, elements: list[bytes]) -> None:
+    def _took(self, stream: _Stream, elements: list[bytes]) -> None:
+        taken = sum(map(len, elements))
         stream.pending_elements -= len(elements)
-        stream.pending_bytes -= sum(map(len, elements))
+        stream.pending_bytes -= taken
+        self._pending_bytes -= taken
 
     def _write(self, frame: Any) -> None:
-        if not self._writer.is_closing():
-            self._writer.write(encode(frame))
+        self._out.append(encode(frame))
+
+    def _flush(self) -> None:
+        """Hand what the turn wrote to the transport in one piece: a send per frame would cost a system call
+        per element."""
+        if self._out:
+            data = b"".join(self._out)
+            self._out.clear()
+            if not self._writer.is_closing():
+                self._writer.write(data)

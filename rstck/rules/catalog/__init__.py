@@ -76,10 +76,14 @@ class Catalog:
         return matched
 
 
+CORE_CATALOG = "reactive-streams.toml"
+
+
 @functools.cache
 def load_catalog() -> Catalog:
     items: list[Item] = []
-    for entry in sorted(resources.files(__package__).iterdir(), key=lambda e: e.name):
+    # The core profile first, then the others by name: listings and reports read in that order.
+    for entry in sorted(resources.files(__package__).iterdir(), key=lambda e: (e.name != CORE_CATALOG, e.name)):
         if not entry.name.endswith(".toml"):
             continue
         data = tomllib.loads(entry.read_text(encoding="utf-8"))

@@ -1,0 +1,7 @@
+"""`python -m rstck`: the `rstck` command, for an environment whose scripts are not on PATH."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,249 @@
+"""A server of the network protocol under test: `rstck check tcp://HOST:PORT`.
+
+Two kinds of check run against it. The network profile's server checks (rstck/rules/network/server/) open
+fresh connections of their own and speak frame by frame (`WirePeer`). The core profile's Publisher and
+Subscription checks run unchanged against remote publishers: `create_publisher(n)` is the reserved name
+`rstck/range/N` through the reference client, whose every frame is logged into the check's trace and checked
+by the same `Ledger` as a raw connection's, so a server that over-delivers is charged 1.1 even though the
+reference client would shield an ordinary subscriber from it. The rules that concern the calls a subscriber
+makes on its Subscription object, which over the wire are the reference client's and not the server's, are
+`n/a` with the reason.
+
+Settling: the kit's own client thread is not watched; after it is idle a round trip through the server
+(a subscribe to `rstck/empty`, answered after every earlier frame was read) and a quiet window derived from
+the round trips measured decide that nothing more arrives.
+"""
+
+from __future__ import annotations
+
+import functools
+import socket
+import threading
+import time
+from typing import Any
+
+from ...reference.network.client import Connection, ThreadedConnection, connect_threaded, parse_url
+from ...settle import SettleOutcome, SettleTimeout, Settler
+from ...signals import Label, Trace
+from ...target import Profile, Target
+from ...threads import mark_kit_thread
+from ...verdict import BadInput, TargetError
+from ...wire import Cancel, Request, Subscribe, describe
+from .peer import CLOSE_LINGER_S, QUIET_ROUND_TRIPS, QUIET_WINDOW_MAX_S, QUIET_WINDOW_MIN_S, Ledger, PeerClosed, WirePeer
+
+CONNECT_TIMEOUT_S = 5.0
+BARRIER = "rstck/empty"  # the publisher whose subscribe and onComplete make the settling round trip
+
+# The core rules that are about the Subscription object's methods or the calls' threads: over the wire the
+# subscriber calls the reference client, which turns them into frames; the server never sees the call.
+NOT_OBSERVABLE = {
+    "1.3": "signals reach the subscriber through the kit's client, one at a time; the server's frames are "
+           "ordered by the connection (net.transport.3)",
+    "1.10": "each subscribe over the wire carries a fresh subscriber id, made by the kit's client",
+    "3.2": "request from within on_next is a request frame over the wire; the server cannot call back into it",
+    "3.3": "over the wire there is no synchronous recursion between subscriber and publisher",
+    "3.3.depth-one": "over the wire there is no synchronous recursion between subscriber and publisher",
+    "3.4": "request() is the kit's client writing a frame; the server's answer is asynchronous by nature",
+    "3.5": "cancel() is the kit's client writing a frame; idempotence over the wire is net.rstck.9",
+    "3.6": "a request after cancel is dropped by the kit's client; the server's side of it is net.rstck.9",
+    "3.7": "a cancel after cancel is dropped by the kit's client; the server's side of it is net.rstck.9",
+    "3.10": "over the wire nothing is synchronous to request()",
+    "3.11": "over the wire nothing is synchronous to request()",
+    "3.15": "cancel() is the kit's client's method; the server has no call to return from",
+    "3.16": "request() is the kit's client's method; the server has no call to return from",
+}
+
+
+class NetworkServerTarget(Target):
+    """A server at host:port that serves the reserved publisher names (docs/wire-format.md)."""
+
+    # Over the wire an error is a message: the kit's client delivers every onError as a RemoteError.
+    profile = Profile("network", type_error="RemoteError", range_error="RemoteError")
+
+    capabilities = frozenset({"publisher", "failed_publisher", "server"})
+    # The fuzz phase explores orderings of a subscriber's calls; over the wire the kit's client makes them, and
+    # each settle costs a round trip: `rstck fuzz tcp://...` runs it when asked for.
+    fuzz_phase = False
+
+    def __init__(self, url: str):
+        super().__init__()
+        try:
+            self.address = parse_url(url)
+        except ValueError as exc:
+            raise BadInput(f"target {url!r}: {exc}") from None
+        self.url = url
+        self.name = url
+        self.loaded_as = url
+
+    def reachable(self) -> None:
+        """BadInput, before any check runs, if nothing accepts a connection at the address."""
+        try:
+            socket.create_connection(self.address, timeout=CONNECT_TIMEOUT_S).close()
+        except OSError as exc:
+            raise BadInput(f"target {self.url}: cannot connect ({exc.strerror or exc}); is the server "
+                           "listening there?") from None
+
+    def not_observable(self, rule: str) -> str | None:
+        return NOT_OBSERVABLE.get(rule)
+
+    def make_settler(self, trace: Trace) -> Settler:
+        return NetworkSettler(trace, self)
+
+    def new_publisher(self, session: Any, n: int) -> Any:
+        return session.settler.connection(session).publisher(f"rstck/range/{n}")
+
+    def new_failed_publisher(self, session: Any) -> Any:
+        return session.settler.connection(session).publisher("rstck/error")
+
+    def open_peer(self, session: Any, *, hello: bool = True) -> WirePeer:
+        """A fresh raw connection for a network check, closed (politely) when the check ends."""
+        try:
+            peer = WirePeer.connect(session, self.address, hello=hello)
+        except PeerClosed as exc:
+            raise TargetError(str(exc)) from None
+        session.settler.peers.append(peer)
+        return peer
+
+
+class NetworkSettler(Settler):
+    """Settles what the kit can watch, then the server: a round trip, then a quiet window."""
+
+    quiet_reason = (f"the server is across a connection: a round trip through it, then {QUIET_ROUND_TRIPS} round "
+                    f"trips long with no frame")
+
+    def __init__(self, trace: Trace, target: NetworkServerTarget):
+        super().__init__(trace)
+        self.target = target
+        self.peers: list[WirePeer] = []
+        self._connection: ThreadedConnection | None = None
+        self._observer: FrameObserver | None = None
+
+    def connection(self, session: Any) -> ThreadedConnection:
+        if self._connection is None:
+            self._observer = FrameObserver(session)
+            try:
+                self._connection = connect_threaded(
+                    self.target.url, timeout_s=max(0.1, session.deadline - time.monotonic()),
+                    connection_type=functools.partial(ObservedConnection, observer=self._observer),
+                    on_thread=mark_kit_thread)
+            except (OSError, TimeoutError) as exc:
+                host, port = self.target.address
+                raise TargetError(f"cannot connect to {host}:{port}: {exc.strerror or exc}") from None
+        return self._connection
+
+    def settle(self, deadline: float) -> SettleOutcome:
+        outcome = super().settle(deadline)
+        if self._connection is None or self._connection.connection.closed:
+            return outcome
+        started = time.monotonic()
+        while True:
+            round_trip = self._round_trip(deadline)
+            window = min(max(QUIET_ROUND_TRIPS * round_trip, QUIET_WINDOW_MIN_S), QUIET_WINDOW_MAX_S)
+            seen = len(self.trace)
+            if not self.trace.wait_quiet(window, deadline):
+                raise SettleTimeout("the server kept sending for longer than the deadline")
+            if len(self.trace) == seen:
+                return SettleOutcome("quiet-period", outcome.waited_s + time.monotonic() - started, window)
+
+    def await_signal(self, arrived, deadline: float) -> bool:
+        """A quiet window can be too short for a slow server: what a check expects is waited for up to the
+        deadline (only a target that fails the expectation pays for that wait)."""
+        while not arrived():
+            if time.monotonic() >= deadline:
+                return False
+            self.trace.wait_for_more(len(self.trace), min(0.05, max(0.0, deadline - time.monotonic())))
+        return True
+
+    def _round_trip(self, deadline: float) -> float:
+        """Subscribe to rstck/empty and wait for its end: every frame sent before has been read by then."""
+        ended = threading.Event()
+        started = time.monotonic()
+        self._connection.publisher(BARRIER).subscribe(_Barrier(ended))
+        if not ended.wait(max(0.0, deadline - time.monotonic())):
+            raise SettleTimeout("the server did not answer a subscribe to rstck/empty before the deadline")
+        return time.monotonic() - started
+
+    def close(self) -> None:
+        for peer in self.peers:
+            peer.finish()
+        if self._connection is not None:
+            try:
+                self._connection.close("the check is over", timeout_s=CLOSE_LINGER_S)
+            except Exception:  # a server that does not answer goodbye: the connection is closed anyway
+                pass
+        super().close()
+
+
+class _Barrier:
+    """The subscriber of the settling round trip: kept out of the trace, it only says when it has ended."""
+
+    def __init__(self, ended: threading.Event):
+        self._ended = ended
+
+    def on_subscribe(self, subscription: Any) -> None:
+        pass
+
+    def on_next(self, element: Any) -> None:
+        pass
+
+    def on_error(self, error: BaseException) -> None:
+        self._ended.set()
+
+    def on_complete(self) -> None:
+        self._ended.set()
+
+
+class FrameObserver:
+    """The wire log and the Ledger of the reference client's connection in one check. The round trips of
+    settling (subscribes to rstck/empty) are kept out of the log."""
+
+    def __init__(self, session: Any):
+        self.session = session
+        self.ledger = Ledger(session.violate)
+        self.started = time.monotonic()
+        self._barriers: set[int] = set()
+
+    def sent(self, frame: Any) -> None:
+        kind = type(frame)
+        if kind is Subscribe:
+            if frame.publisher == BARRIER:
+                self._barriers.add(frame.subscriber)
+                return
+            self.ledger.subscribe(frame)
+        elif kind is Request:
+            self.ledger.request(frame.subscriber, frame.demand)
+        elif kind is Cancel:
+            self.ledger.cancel(frame.subscriber)
+        self._log(f"-> {describe(frame)}")
+
+    def received(self, frame: Any) -> None:
+        if getattr(frame, "subscriber", None) in self._barriers:
+            return
+        self._log(f"<- {describe(frame)}")
+        self.ledger.take(frame)
+
+    def _log(self, text: str) -> None:
+        elapsed_ms = (time.monotonic() - self.started) * 1000
+        self.session.trace.record("wire", "", (Label(f"{elapsed_ms:8.1f} ms  {text}"),))
+
+
+class ObservedConnection(Connection):
+    """The reference client's connection, showing every frame to a FrameObserver."""
+
+    def __init__(self, *args: Any, observer: FrameObserver, **kwargs: Any):
+        self._observer = observer
+        super().__init__(*args, **kwargs)
+
+    def _write(self, frame: Any) -> None:
+        self._observer.sent(frame)
+        super()._write(frame)
+
+    def _handle(self, frame: Any) -> None:
+        self._observer.received(frame)
+        super()._handle(frame)
+
+    def _release(self, stream: Any) -> None:
+        # Never reuse an id: a frame that crosses a cancel would otherwise look like the next stream's.
+        super()._release(stream)
+        if stream.id in self._free_ids:
+            self._free_ids.remove(stream.id)

@@ -1,0 +1,36 @@
+"""The Node adapter: JavaScript Reactive Streams implementations, driven through a `node` process (docs/node.md).
+
+`rstck check node:./impl.js` checks the factories the module exports (createPublisher(n),
+createFailedPublisher(), createSubscriber(), createWhiteboxSubscriber(observer), createProcessor()) under
+every Reactive Streams rule, with the JavaScript profile. `target.NodeTarget` is the target;
+`driver.js` is the Node side, `driver.py` the process, its protocol and the pool, `proxies.py` the Python
+stand-ins of JavaScript objects.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # importing this package stays light: load_target imports it for every node: spec
+    from .target import NodeTarget
+
+NODE_PREFIX = "node:"
+
+__all__ = ["NODE_PREFIX", "NodeTarget", "node_target"]
+
+
+def __getattr__(name: str):
+    if name == "NodeTarget":  # `from rstck.adapters.node import NodeTarget`, loaded only when asked for
+        from .target import NodeTarget
+
+        return NodeTarget
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def node_target(spec: str) -> NodeTarget | None:
+    """The Node target `spec` names (node:PATH), or None if it names none."""
+    if not spec.startswith(NODE_PREFIX):
+        return None
+    from .target import NodeTarget
+
+    return NodeTarget(spec[len(NODE_PREFIX):], name=spec)

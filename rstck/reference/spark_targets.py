@@ -1,0 +1,22 @@
+"""Ready-made targets for the Spark reference implementations:
+`rstck check rstck.reference.spark_targets:spark_publisher` (and `:spark_sink`).
+
+Importing this module imports no pyspark; the session starts when a check run prepares the target.
+"""
+
+from __future__ import annotations
+
+from ..adapters.spark import SparkTarget
+from .spark import DataFrameSink, warm_up_parquet
+
+# The rows of spark.range(n), pulled as demand arrives; a failed publisher whose job raises.
+spark_publisher = SparkTarget(name="reference Spark DataFrame publisher")
+
+# Writes batches of eight rows as Parquet into a fresh directory per check (a write takes about half a
+# second on a busy 2-core machine: a check's 32 elements fit its deadline); it tells the kit's observer
+# when it has processed each signal (white box).
+spark_sink = SparkTarget(
+    create_whitebox_subscriber=lambda spark, observer: DataFrameSink(
+        spark, spark_sink.scratch_path("sink"), batch_size=8, executor=spark_sink.executor, observer=observer),
+    name="reference Spark Parquet sink", warm_up=warm_up_parquet,
+)

@@ -1,0 +1,165 @@
+"""The Reactive Streams core protocol over the wire: ids, element sizes, id reuse, and rstck's readings of the
+core rules for frames (net.rstck.7-12). The core profile's own Publisher and Subscription checks also run against
+the server, through the kit's client (rstck/adapters/network/server_target.py)."""
+
+from __future__ import annotations
+
+from ....verdict import RuleViolation, Unsupported
+from ....wire import INT64_MAX, Cancel, Goodbye, Request, Subscribe
+from ... import rule, untested
+from . import connect, expect_goodbye
+
+untested("net.core.1", "rstck's side publishes nothing: a server that subscribes to the kit is answered with "
+                       "subscribed and onError (net.rstck.11), and whether a server subscribes is its own choice")
+# net.core.2 for a server: the core profile's Publisher and Subscription checks run against its reserved
+# publishers and are reported under their own ids (1.1, 1.9, 3.9, ...); its client check is in client/core.py.
+
+
+def _completes(peer, name: str, demand: int, rule_id: str, *, stream_id: int | None = None):
+    stream_id = peer.subscribe(name, demand, stream_id=stream_id)
+    return peer.until_ended(stream_id, rule=rule_id, expected=f"{name} with demand {demand} to end")
+
+
+@rule("net.core.3")
+def every_signal_carries_its_subscribers_id(target):
+    """net.core.3: three streams open at once, with ids 5, 2**40 and 7: each gets its own subscribed, elements
+    and onComplete, and no frame names an id the kit did not use."""
+    peer = connect(target)
+    ids = (5, 2**40, 7)
+    for stream_id in ids:
+        peer.subscribe("rstck/range/3", 0, stream_id=stream_id)
+    for stream_id in ids:
+        peer.send(Request(stream_id, 3))
+    for stream_id in ids:
+        stream = peer.until_ended(stream_id, rule="net.core.3", expected=f"stream {stream_id} to end")
+        if len(stream.elements) != 3 or not stream.terminal.startswith("onComplete"):
+            raise RuleViolation("net.core.3", f"stream {stream_id} to get its own 3 elements, then onComplete",
+                                f"it got {len(stream.elements)} elements, then {stream.terminal}")
+
+
+@rule("net.core.4")
+def elements_have_the_declared_size(target):
+    """net.core.4: in streams of rstck/range (which may declare 8-byte elements), every element, plain, packed or
+    joined from parts, has the size subscribed declared (every frame is checked as it arrives)."""
+    peer = connect(target)
+    _completes(peer, "rstck/range/40", 40, "1.5")
+    stream_id = peer.subscribe("rstck/infinite", 25)
+    peer.until(lambda _: peer.stream(stream_id).received >= 25, rule="3.8",
+               expected="the 25 elements requested of rstck/infinite")
+    peer.send(Cancel(stream_id))
+
+
+@rule("net.ids.1")
+def a_reused_id_starts_a_new_stream(target):
+    """net.ids.1 (the subscriber's MAY; a server that refuses it leaves it unsupported): after id 1's stream
+    completed, subscribe with id 1 again starts a new stream from its first element."""
+    peer = connect(target)
+    _completes(peer, "rstck/range/2", 2, "1.5", stream_id=1)
+    stream = _completes(peer, "rstck/range/3", 3, "net.ids.1", stream_id=1)
+    if peer.goodbye_received is not None or len(stream.elements) != 3 or not stream.terminal.startswith("onComplete"):
+        raise Unsupported(f"a subscribe reusing id 1 after its stream completed got {len(stream.elements)} elements "
+                          f"and {stream.terminal or 'no terminal signal'}")
+
+
+@rule("net.rstck.7")
+def a_request_of_zero_gets_on_error_and_the_connection_stays_open(target):
+    """net.rstck.7: request(0) on an open stream of rstck/range/5 ends that stream with onError; the connection
+    goes on serving (a second stream completes)."""
+    peer = connect(target)
+    stream_id = peer.subscribe("rstck/range/5")
+    peer.send(Request(stream_id, 0))
+    _ends_with_error_only(peer, stream_id, "request(0)")
+
+
+@rule("net.rstck.7")
+def a_negative_request_gets_on_error(target):
+    """net.rstck.7: request(-2**63) on an open stream ends that stream with onError."""
+    peer = connect(target)
+    stream_id = peer.subscribe("rstck/range/5")
+    peer.send(Request(stream_id, -2**63))
+    _ends_with_error_only(peer, stream_id, "request(-2**63)")
+
+
+@rule("net.rstck.7")
+def a_negative_initial_demand_gets_on_error(target):
+    """net.rstck.7: subscribe with initial demand -1 is answered with subscribed, then onError."""
+    peer = connect(target)
+    stream_id = peer.new_id()
+    peer.send(Subscribe("rstck/range/5", stream_id, -1))
+    _ends_with_error_only(peer, stream_id, "an initial demand of -1")
+
+
+def _ends_with_error_only(peer, stream_id: int, what: str) -> None:
+    stream = peer.until_ended(stream_id, rule="net.rstck.7", expected=f"onError for {what}")
+    if not stream.terminal.startswith("onError"):
+        raise RuleViolation("net.rstck.7", f"onError for {what}", f"{stream.terminal}")
+    if peer.goodbye_received is not None:
+        raise RuleViolation("net.rstck.7", "the connection to stay open", f"goodbye({peer.goodbye_received.reason!r})")
+    after = _completes(peer, "rstck/range/1", 1, "net.rstck.7")
+    if not after.terminal.startswith("onComplete"):
+        raise RuleViolation("net.rstck.7", "the connection to go on serving after the stream failed",
+                            f"the next stream ended with {after.terminal}")
+
+
+@rule("net.rstck.8")
+def cumulative_demand_beyond_the_maximum_is_unbounded(target):
+    """net.rstck.8: two requests of 2**63-1 on rstck/infinite: elements keep coming (the kit reads 1,000 of
+    them), and by the answer to a round trip (a subscribe to rstck/empty) the stream has had no onError and the
+    connection no goodbye."""
+    peer = connect(target)
+    stream_id = peer.subscribe("rstck/infinite")
+    peer.send(Request(stream_id, INT64_MAX))
+    peer.send(Request(stream_id, INT64_MAX))
+    stream = peer.stream(stream_id)
+    peer.until(lambda f: stream.received >= 1000 or bool(stream.terminal) or type(f) is Goodbye,
+               rule="net.rstck.8", expected="elements to keep coming after demand of 2 * (2**63-1)")
+    if not stream.terminal and peer.goodbye_received is None:
+        # A round trip with the stream still open: by its answer the server has acted on both requests, and what
+        # it made of them (elements it had buffered, then an onError) was written before, by a server that
+        # writes its streams in turn. A cancel first would let a server drop an onError it had not written yet.
+        barrier = peer.subscribe("rstck/empty")
+        peer.until(lambda _: bool(peer.stream(barrier).terminal) or bool(stream.terminal), rule="net.rstck.8",
+                   expected="rstck/empty to complete")
+    if stream.terminal or peer.goodbye_received is not None:
+        raise RuleViolation("net.rstck.8", "demand beyond 2**63-1 treated as unbounded",
+                            f"after {stream.received} elements: "
+                            f"{stream.terminal or f'goodbye({peer.goodbye_received.reason!r})'}")
+    peer.send(Cancel(stream_id))
+
+
+@rule("net.rstck.9")
+def request_and_cancel_for_ids_without_a_stream_are_ignored(target):
+    """net.rstck.9: request and cancel for an id never subscribed, and for a stream that completed, change
+    nothing: no goodbye, no signal for those ids, and the next stream is served."""
+    peer = connect(target)
+    _completes(peer, "rstck/range/1", 1, "1.5", stream_id=4)
+    for frame in (Request(99, 5), Cancel(98), Request(4, 1), Cancel(4)):
+        peer.send(frame)
+    after = _completes(peer, "rstck/range/2", 2, "net.rstck.9")
+    if peer.goodbye_received is not None or not after.terminal.startswith("onComplete"):
+        raise RuleViolation("net.rstck.9", "request and cancel for ids without a stream ignored",
+                            f"goodbye({peer.goodbye_received.reason!r})" if peer.goodbye_received else after.terminal)
+
+
+@rule("net.rstck.11")
+def an_unknown_publisher_gets_subscribed_then_on_error(target):
+    """net.rstck.11: subscribe to a name the server does not serve is answered with subscribed, then onError, and
+    the connection goes on serving."""
+    peer = connect(target)
+    stream = _completes(peer, "rstck-test/no such publisher", 1, "net.rstck.11")
+    if not stream.subscribed or not stream.terminal.startswith("onError"):
+        raise RuleViolation("net.rstck.11", "subscribed, then onError",
+                            f"{'subscribed, then ' if stream.subscribed else ''}{stream.terminal}")
+    after = _completes(peer, "rstck/range/1", 1, "net.rstck.11")
+    if peer.goodbye_received is not None or not after.terminal.startswith("onComplete"):
+        raise RuleViolation("net.rstck.11", "the connection to go on serving", after.terminal or "goodbye")
+
+
+@rule("net.rstck.12")
+def subscribe_with_an_open_id_gets_goodbye(target):
+    """net.rstck.12: a second subscribe with the id of a stream still open is answered with goodbye and a
+    close."""
+    peer = connect(target)
+    stream_id = peer.subscribe("rstck/infinite")
+    peer.send(Subscribe("rstck/range/1", stream_id, 1), fault=f"subscribe with id {stream_id}, still open")
+    expect_goodbye(peer, "net.rstck.12", f"a subscribe with the open id {stream_id}")

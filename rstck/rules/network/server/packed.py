@@ -1,0 +1,51 @@
+"""Packed messaging: a fixed element size declared in subscribed, and onNextPacked within demand."""
+
+from __future__ import annotations
+
+from ....verdict import Unsupported
+from ....wire import OnNextPacked, Request
+from ... import rule
+from . import connect
+
+
+@rule("net.packed.1")
+def range_streams_may_declare_their_element_size(target):
+    """net.packed.1 (MAY): subscribed for rstck/range/4, whose elements are all 8 bytes, declares element_size."""
+    peer = connect(target)
+    stream_id = peer.subscribe("rstck/range/4", 4)
+    stream = peer.until_ended(stream_id, rule="1.5", expected="rstck/range/4 to complete")
+    if not stream.element_size:
+        raise Unsupported("subscribed for rstck/range/4 declared element_size 0")
+
+
+@rule("net.packed.2")
+def a_sized_stream_may_come_packed(target):
+    """net.packed.2 (MAY): with demand for a whole stream of rstck/range at once (64, 1,024, then 16,384 elements),
+    the server may pack elements into onNextPacked (only ever in a stream that declared an element size: checked on
+    every frame)."""
+    peer = connect(target)
+    for n in (64, 1024, 16384):
+        stream_id = peer.subscribe(f"rstck/range/{n}", n)
+        seen = peer.until(lambda _: bool(peer.stream(stream_id).terminal), rule="1.5",
+                          expected=f"rstck/range/{n} to complete")
+        if any(type(f) is OnNextPacked for f in seen):
+            return
+    raise Unsupported("every element of three streams came as onNext")
+
+
+@rule("net.packed.3")
+def packed_elements_stay_within_demand(target):
+    """net.packed.3: rstck/range/100 requested 3, then 5, then 1, each once the elements before it arrived:
+    no onNextPacked takes the count past what was requested (then a quiet window: nothing beyond 9)."""
+    peer = connect(target)
+    stream_id = peer.subscribe("rstck/range/100", 3)
+    stream = peer.stream(stream_id)
+    total = 3
+    for more in (5, 1):
+        peer.until(lambda _: stream.received >= total or bool(stream.terminal), rule="3.8",
+                   expected=f"the {total} elements requested")
+        peer.send(Request(stream_id, more))
+        total += more
+    peer.until(lambda _: stream.received >= total or bool(stream.terminal), rule="3.8",
+               expected=f"the {total} elements requested")
+    peer.quiet()

@@ -1,0 +1,349 @@
+"""Servers that break one network item each: the reference server with one behaviour changed.
+
+Each `ServerCase` names the item its mutant breaks and the verdict the kit must reach on that item; guards are
+conformant servers that choose differently where the draft allows it (no packing, no splitting).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import threading
+from typing import Any
+
+from rstck.reference.network.server import ReferenceServer, _Fault, serve, shut_down
+from rstck.wire import Goodbye, OnComplete, OnNextLastPart, OnNextPart, Request, ServerHello, Subscribed, encode_raw
+
+
+@dataclasses.dataclass(frozen=True)
+class ServerCase:
+    name: str
+    server: type[ReferenceServer]
+    item: str  # the item its mutant breaks, or that a guard chooses not to offer
+    verdict: str  # what the kit must say on `item`: fail, warn, unsupported
+    options: tuple = ()  # serve() options, as pairs
+    rules: str = ""  # the checks run, when not `item`'s own
+
+
+class OutOfOrder(ReferenceServer):
+    """Swaps the first two elements of every write turn (transport.3)."""
+
+    async def _write_elements(self, stream):
+        pending = stream.pending
+        if len(pending) >= 2 and type(pending[0]) is bytes and type(pending[1]) is bytes:
+            pending[0], pending[1] = pending[1], pending[0]
+        return await super()._write_elements(stream)
+
+
+class MapFrames(ReferenceServer):
+    """Sends onComplete as a MessagePack map, not an array (framing.4)."""
+
+    def _write(self, frame):
+        if type(frame) is OnComplete and not self._writer.is_closing():
+            self._writer.write(encode_raw({"type": 7, "subscriber": frame.subscriber}))
+            return
+        super()._write(frame)
+
+
+class _FaultHandling(ReferenceServer):
+    """Handles the faults whose WireError kind is in KINDS its own way (`misbehave`)."""
+
+    KINDS: tuple[str, ...] = ()
+
+    def say_goodbye(self, reason):
+        if reason.split(":", 1)[0] in self.KINDS:
+            return self.misbehave(reason)
+        super().say_goodbye(reason)
+
+    def misbehave(self, reason):
+        self._writer.transport.abort()  # as a server that crashed on the frame would
+
+
+class CrashOnGarbage(_FaultHandling):
+    KINDS = ("malformed", "not-an-array", "empty-array")
+
+
+class CrashOnUnknownType(_FaultHandling):
+    KINDS = ("unknown-type",)
+
+
+class SilentGoodbyeOnBadFields(_FaultHandling):
+    """Says goodbye with no reason (rstck.3)."""
+
+    KINDS = ("bad-field",)
+
+    def misbehave(self, reason):
+        ReferenceServer.say_goodbye(self, "")
+
+
+class UnboundedFrames(ReferenceServer):
+    """Waits for every byte of a declared length (rstck.4: a length bomb desynchronises it)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        from rstck.wire import FrameDecoder
+
+        self._decoder = FrameDecoder(2**33)
+
+
+class NoHelloNeeded(ReferenceServer):
+    """Serves a subscribe that comes before any clientHello (rstck.5)."""
+
+    def _handle(self, frame):
+        if not self._hello_received and type(frame).__name__ == "Subscribe":
+            self._hello_received = True
+        return super()._handle(frame)
+
+
+class HelloTwiceIgnored(ReferenceServer):
+    """Ignores a second clientHello (rstck.6)."""
+
+    def _handle(self, frame):
+        if self._hello_received and type(frame).__name__ == "ClientHello":
+            return False
+        return super()._handle(frame)
+
+
+class AnyVersion(ReferenceServer):
+    """Accepts a clientHello of any version (handshake.2)."""
+
+    def _handle(self, frame):
+        if type(frame).__name__ == "ClientHello" and not self._hello_received:
+            self._hello_received = True
+            return False
+        return super()._handle(frame)
+
+
+class WrongHelloVersion(ReferenceServer):
+    """Says version 1 in its serverHello (handshake.6)."""
+
+    def _write(self, frame):
+        super()._write(ServerHello(1, ()) if type(frame) is ServerHello else frame)
+
+
+class UnnegotiatedExtension(ReferenceServer):
+    """Sends a frame of type 64 right after its serverHello (extensions.1)."""
+
+    def _write(self, frame):
+        super()._write(frame)
+        if type(frame) is ServerHello:
+            self._writer.write(encode_raw([64, "an extension nobody negotiated"]))
+
+
+class WrongId(ReferenceServer):
+    """Sends onComplete with another subscriber's id (core.3)."""
+
+    def _write(self, frame):
+        super()._write(OnComplete(frame.subscriber + 1000) if type(frame) is OnComplete else frame)
+
+
+class WrongElementSize(ReferenceServer):
+    """Declares 4-byte elements in streams of 8-byte ones (core.4)."""
+
+    def _write(self, frame):
+        if type(frame) is Subscribed and frame.element_size == 8:
+            frame = Subscribed(frame.subscriber, 4)
+        super()._write(frame)
+
+
+class NoReuse(ReferenceServer):
+    """Refuses an id used before on the connection (ids.1, a MAY of the subscriber's)."""
+
+    def _subscribe(self, name, stream_id, initial_demand):
+        used = self.__dict__.setdefault("used", set())
+        if stream_id in used:
+            raise _Fault(f"id {stream_id} was used before")
+        used.add(stream_id)
+        super()._subscribe(name, stream_id, initial_demand)
+
+
+class DoubleDemand(ReferenceServer):
+    """Serves twice the demand requested (packed.3, and 1.1 through the kit's client)."""
+
+    def _remote_request(self, stream, n):
+        super()._remote_request(stream, 2 * n if n > 0 else n)
+
+
+class IgnoresRequestZero(ReferenceServer):
+    """Ignores request(n <= 0) (rstck.7)."""
+
+    def _remote_request(self, stream, n):
+        if n > 0:
+            super()._remote_request(stream, n)
+
+
+class OverflowingDemand(ReferenceServer):
+    """Fails a stream whose cumulative demand passes 2**63-1 (rstck.8)."""
+
+    def _remote_request(self, stream, n):
+        total = getattr(stream, "total", 0) + max(n, 0)
+        stream.total = total
+        if total > 2**63 - 1:
+            return self._fail(stream, "demand overflow")
+        super()._remote_request(stream, n)
+
+
+class StrictIds(ReferenceServer):
+    """Says goodbye to a request for an id without a stream (rstck.9)."""
+
+    def _handle(self, frame):
+        if type(frame) is Request and frame.subscriber not in self._streams and self._hello_received:
+            raise _Fault(f"request for unknown id {frame.subscriber}")
+        return super()._handle(frame)
+
+
+class GoodbyeForUnknownNames(ReferenceServer):
+    """Says goodbye to a subscribe naming a publisher it does not serve (rstck.11)."""
+
+    def _refuse(self, stream, message):
+        if message.startswith("no publisher named"):
+            raise _Fault(message)
+        super()._refuse(stream, message)
+
+
+class ReplacesOpenIds(ReferenceServer):
+    """Replaces the open stream of an id that is subscribed again (rstck.12)."""
+
+    def _subscribe(self, name, stream_id, initial_demand):
+        if stream_id in self._streams:
+            self._drop(self._streams.pop(stream_id))
+        super()._subscribe(name, stream_id, initial_demand)
+
+
+class TalksAfterGoodbye(ReferenceServer):
+    """Sends one more frame after its goodbye (rstck.13)."""
+
+    def _write(self, frame):
+        super()._write(frame)
+        if type(frame) is Goodbye:
+            super()._write(OnComplete(1))
+
+
+class ReversedParts(ReferenceServer):
+    """Sends the parts of a split element in reverse order (split.3)."""
+
+    def _write(self, frame):
+        kind = type(frame)
+        if kind is OnNextPart:
+            self.__dict__.setdefault("parts", []).append(frame)
+            return
+        if kind is OnNextLastPart:
+            parts = self.__dict__.pop("parts", [])
+            datas = [p.data for p in parts] + [frame.data]
+            datas.reverse()
+            for data in datas[:-1]:
+                super()._write(OnNextPart(frame.subscriber, frame.element_id, data))
+            super()._write(OnNextLastPart(frame.subscriber, frame.element_id, datas[-1]))
+            return
+        super()._write(frame)
+
+
+class RefusesAfterAReset(ReferenceServer):
+    """Stops serving new connections once one ended in mid-stream without goodbye (closing.1, a SHOULD)."""
+
+    reset_seen = False
+
+    async def run(self):
+        if type(self).reset_seen:
+            self._writer.transport.abort()
+            return
+        await super().run()
+
+    def _end_streams(self):
+        if self._streams and not self._goodbye_sent:
+            type(self).reset_seen = True
+        super()._end_streams()
+
+
+class ClosesWithoutGoodbye(ReferenceServer):
+    """Answers the client's goodbye by closing, without its own goodbye (closing.2, a SHOULD)."""
+
+    def _handle(self, frame):
+        if type(frame).__name__ == "Goodbye":
+            self._goodbye_sent = True
+            self._end_streams()
+            self._writer.transport.abort()
+            return True
+        return super()._handle(frame)
+
+
+class StreamsOnAfterGoodbye(ReferenceServer):
+    """Goes on streaming after the client's goodbye (closing.3)."""
+
+    def _handle(self, frame):
+        if type(frame).__name__ == "Goodbye":
+            return False
+        return super()._handle(frame)
+
+
+class NeverPacks(ReferenceServer):
+    """Conformant: declares no element size, so never packs (packed.1 and packed.2 are MAYs)."""
+
+    def _write(self, frame):
+        super()._write(Subscribed(frame.subscriber, 0) if type(frame) is Subscribed else frame)
+
+    def _subscribe(self, name, stream_id, initial_demand):
+        super()._subscribe(name, stream_id, initial_demand)
+        stream = self._streams.get(stream_id)
+        if stream is not None:
+            stream.element_size = 0
+
+
+class DoubleDemandPlain(DoubleDemand, NeverPacks):
+    """Serves twice the demand, one onNext at a time (1.1 through the kit's client)."""
+
+
+MUTANTS = [
+    ServerCase("out of order", OutOfOrder, "net.transport.3", "fail"),
+    ServerCase("map frames", MapFrames, "net.framing.4", "fail"),
+    ServerCase("crashes on garbage", CrashOnGarbage, "net.rstck.1", "fail"),
+    ServerCase("crashes on an unknown type", CrashOnUnknownType, "net.rstck.2", "fail"),
+    ServerCase("goodbye without a reason", SilentGoodbyeOnBadFields, "net.rstck.3", "fail"),
+    ServerCase("waits for a length bomb", UnboundedFrames, "net.rstck.4", "fail"),
+    ServerCase("no hello needed", NoHelloNeeded, "net.rstck.5", "fail"),
+    ServerCase("second hello ignored", HelloTwiceIgnored, "net.rstck.6", "fail"),
+    ServerCase("any version", AnyVersion, "net.handshake.2", "fail"),
+    ServerCase("wrong hello version", WrongHelloVersion, "net.handshake.6", "fail"),
+    ServerCase("unnegotiated extension", UnnegotiatedExtension, "net.extensions.1", "fail"),
+    ServerCase("wrong id", WrongId, "net.core.3", "fail"),
+    ServerCase("wrong element size", WrongElementSize, "net.core.4", "fail"),
+    ServerCase("double demand", DoubleDemand, "net.packed.3", "fail"),
+    ServerCase("double demand, packed, through the client", DoubleDemand, "net.packed.3", "fail", rules="1.1"),
+    ServerCase("double demand, plain, through the client", DoubleDemandPlain, "1.1", "fail"),
+    ServerCase("ignores request(0)", IgnoresRequestZero, "net.rstck.7", "fail"),
+    ServerCase("ignores request(0), through the client", IgnoresRequestZero, "3.9", "fail"),
+    ServerCase("demand overflow", OverflowingDemand, "net.rstck.8", "fail"),
+    ServerCase("strict ids", StrictIds, "net.rstck.9", "fail"),
+    ServerCase("goodbye for unknown names", GoodbyeForUnknownNames, "net.rstck.11", "fail"),
+    ServerCase("replaces open ids", ReplacesOpenIds, "net.rstck.12", "fail"),
+    ServerCase("talks after goodbye", TalksAfterGoodbye, "net.rstck.13", "fail"),
+    ServerCase("reversed parts", ReversedParts, "net.split.3", "fail"),
+    ServerCase("refuses after a reset", RefusesAfterAReset, "net.closing.1", "warn"),
+    ServerCase("closes without goodbye", ClosesWithoutGoodbye, "net.closing.2", "warn"),
+    ServerCase("streams on after goodbye", StreamsOnAfterGoodbye, "net.closing.3", "fail"),
+]
+
+GUARDS = [
+    ServerCase("never packs", NeverPacks, "net.packed.1", "unsupported"),
+    ServerCase("never splits", ReferenceServer, "net.split.1", "unsupported", (("part_size", 2**23),)),
+    ServerCase("no id reuse", NoReuse, "net.ids.1", "unsupported"),
+]
+
+
+class RunningServer:
+    """A server on 127.0.0.1 with its loop on a thread of its own; `url` to test it, `stop()` to end it."""
+
+    def __init__(self, connection_type: type[ReferenceServer] = ReferenceServer, **options: Any):
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="test-server", daemon=True)
+        self.thread.start()
+        fresh = type(connection_type.__name__, (connection_type,), {})  # class attributes are this server's alone
+        started = asyncio.run_coroutine_threadsafe(serve(connection_type=fresh, **options), self.loop)
+        self.server = started.result(5)
+        self.url = f"tcp://127.0.0.1:{self.server.sockets[0].getsockname()[1]}"
+
+    def stop(self) -> None:
+        asyncio.run_coroutine_threadsafe(shut_down(self.server), self.loop).result(10)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(5)
+        self.loop.close()

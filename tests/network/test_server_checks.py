@@ -1,0 +1,105 @@
+"""`rstck check tcp://...`: the reference server passes every network item and every core rule observable over
+the wire; each mutant server is charged on its item; every check ends, whatever the server does."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from rstck.adapters.network.server_target import NOT_OBSERVABLE
+from rstck.plan import plan
+from rstck.reports.items import item_verdicts
+from rstck.runner import run_check
+from rstck.target import load_target
+from rstck.verdict import BadInput
+
+from .mutant_servers import GUARDS, MUTANTS, RunningServer, ServerCase
+
+pytestmark = pytest.mark.network
+
+# Short deadlines: a mutant that makes a check wait costs this much; the reference never comes near it.
+TIMEOUT_S = 2.0
+
+
+def run(url: str, rules: str | None = None) -> tuple[dict, list]:
+    target = load_target(url)
+    rows = [run_check(p.check, p.target, timeout_s=TIMEOUT_S).row() for p in plan(target, rules=rules)]
+    return item_verdicts(rows), rows
+
+
+@pytest.fixture
+def reference():
+    server = RunningServer()
+    yield server.url
+    server.stop()
+
+
+def test_the_reference_server_passes_every_item(reference):
+    verdicts, rows = run(reference)
+    assert not [r for r in rows if r["verdict"] == "error"], [r["message"] for r in rows if r["verdict"] == "error"]
+    offending = {item: v.verdict for item, v in verdicts.items() if v.verdict not in ("pass", "n/a", "untested")}
+    assert offending == {"3.14": "unsupported"}  # it serves a new subscriber after a cancel: the MAY's other side
+    assert {item for item, v in verdicts.items() if v.verdict == "n/a"} >= set(NOT_OBSERVABLE)
+    assert all(verdicts[item].verdict == "pass" for item in verdicts if item.startswith("net.")
+               and verdicts[item].verdict != "untested")
+
+
+def test_a_network_row_carries_the_wire_log(reference):
+    _, rows = run(reference, "net.rstck.12")
+    trace = rows[0]["trace"]
+    assert "-> subscribe(\"rstck/infinite\"" in trace
+    assert "[fault injected: subscribe with id" in trace
+    assert "<- goodbye(" in trace and " ms  " in trace
+
+
+@pytest.mark.parametrize("case", MUTANTS + GUARDS, ids=lambda c: c.name)
+def test_each_mutant_is_caught_on_its_item(case: ServerCase):
+    server = RunningServer(case.server, **dict(case.options))
+    try:
+        verdicts, rows = run(server.url, case.rules or case.item)
+    finally:
+        server.stop()
+    assert not [r for r in rows if r["verdict"] == "error"], [r["message"] for r in rows if r["verdict"] == "error"]
+    assert verdicts[case.item].verdict == case.verdict, verdicts[case.item].reason
+
+
+def test_a_server_that_is_not_there_is_one_clear_error_before_any_check():
+    with pytest.raises(BadInput, match=r"tcp://127.0.0.1:9: cannot connect \(Connection refused\); is the server"):
+        load_target("tcp://127.0.0.1:9")
+
+
+def test_a_server_that_goes_away_is_an_error_per_check_not_a_hang():
+    server = RunningServer()
+    target = load_target(server.url)
+    server.stop()
+    rows = [run_check(p.check, p.target, timeout_s=TIMEOUT_S).row() for p in plan(target, rules="net.core.*,1.1")]
+    assert rows and {r["verdict"] for r in rows} == {"error"}
+    assert all("cannot connect to 127.0.0.1:" in r["reason"] for r in rows)
+
+
+def test_rstck_check_tcp_end_to_end_writes_rows_with_wire_logs(reference, tmp_path):
+    done = subprocess.run([sys.executable, "-m", "rstck.cli", "check", reference, "--rules", "net.*,1.1,3.9",
+                           "--results", str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "— conformant" in done.stdout
+    rows = [json.loads(line) for path in tmp_path.glob("*.jsonl") for line in path.read_text().splitlines()]
+    network = [r for r in rows if r["spec"] == "network-protocol"]
+    assert network and all(r["verdict"] in ("pass", "unsupported") for r in network)
+    assert all("connected to 127.0.0.1:" in r["trace"] and " ms  -> " in r["trace"] for r in network)
+    assert {r["role"] for r in network} == {"server"}
+    core = [r for r in rows if r["rule"] == "3.9" and r["verdict"] == "pass"]
+    assert core and "<- onError(" in core[0]["trace"]
+    page = tmp_path / "report.html"
+    reported = subprocess.run([sys.executable, "-m", "rstck.cli", "report", str(tmp_path), "-o", str(page)],
+                              capture_output=True, text=True, timeout=120)
+    assert reported.returncode == 0, reported.stderr
+    assert f"rstck check {reference} --rules net.rstck.12" in page.read_text()  # how to run a check again
+
+
+def test_rstck_check_needs_a_target_or_a_client_not_both():
+    for argv in (["check"], ["check", "x:y", "--client", "cmd"]):
+        done = subprocess.run([sys.executable, "-m", "rstck.cli", *argv], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 2 and done.stderr.startswith("rstck: rstck check: name a target"), done.stderr

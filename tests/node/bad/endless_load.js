@@ -1,0 +1,3 @@
+'use strict';
+// Never finishes loading.
+for (;;) { /* spins at load time */ }

@@ -1,0 +1,3 @@
+'use strict';
+// Exports no factory the kit knows.
+module.exports = { makePublisher: () => null };

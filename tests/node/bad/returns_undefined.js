@@ -1,0 +1,3 @@
+'use strict';
+// createPublisher forgets to return its publisher.
+module.exports = { createPublisher: () => { /* no return */ } };

@@ -1,0 +1,5 @@
+'use strict';
+// Does not load: a syntax error on line 4.
+module.exports = {
+  createPublisher(n) { return n +; },
+};

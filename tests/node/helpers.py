@@ -1,0 +1,43 @@
+"""Running JavaScript targets the way tests/test_zoo.py runs Python ones."""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import os
+from typing import Any, Iterator
+
+from rstck.adapters.node.target import NodeTarget
+from rstck.plan import plan
+from rstck.runner import Result, run_check
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+REFERENCE = os.path.join(ROOT, "rstck", "reference", "js", "reactive_streams.js")
+# Short deadlines: a hostile module costs this much per check; the references never come near it.
+TIMEOUT_S = 2.0
+
+
+def here(*parts: str) -> str:
+    return os.path.join(HERE, *parts)
+
+
+@contextlib.contextmanager
+def node_target(module: str, **options: Any) -> Iterator[NodeTarget]:
+    target = NodeTarget(module, **options)
+    try:
+        yield target
+    finally:
+        target.close()
+
+
+def run(target: NodeTarget, rules: str | None = None, timeout_s: float = TIMEOUT_S) -> list[Result]:
+    return [run_check(p.check, p.target, timeout_s=timeout_s) for p in plan(target, rules=rules)]
+
+
+def verdicts(results: list[Result]) -> dict[str, set[str]]:
+    """verdict -> the items it was given to (the item violated, when it is not the check's own)."""
+    found: dict[str, set[str]] = collections.defaultdict(set)
+    for result in results:
+        found[result.verdict.value].add(result.violated or result.rule)
+    return found

@@ -1,0 +1,14 @@
+"""One embedded Spark session per test process, shared by every Spark test (the tests are grouped on one
+xdist worker: `--dist loadgroup` and the xdist_group mark in each module)."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def spark():
+    pytest.importorskip("pyspark", reason="the spark extra is not installed: pip install -e '.[spark]'")
+    from rstck.reference.spark import spark_session
+
+    return spark_session("local[2]")
