@@ -17,7 +17,7 @@ import time
 import pytest
 
 import rstck.reference.targets as reference_targets
-from rstck.fuzz.campaign import ROLES
+from rstck.fuzz.budgets import ROLES
 from rstck.fuzz.run import run_machine
 from rstck.plan import plan
 from rstck.runner import Result, run_check

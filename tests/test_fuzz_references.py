@@ -12,7 +12,8 @@ import os
 import pytest
 
 import rstck.reference.targets
-from rstck.fuzz.campaign import ROLES, Shard, run_shard_on
+from rstck.fuzz.budgets import ROLES
+from rstck.fuzz.campaign import Shard, run_shard_on
 from rstck.target import Target
 
 EXAMPLES = int(os.environ.get("RSTCK_FUZZ_REFERENCE_EXAMPLES", "300"))
