@@ -210,6 +210,8 @@ class Ledger:
 class WirePeer:
     """One TCP connection the kit speaks by hand, as a client of the server under test."""
 
+    other_side = "server"  # who is under test, as the wire log and the findings name it
+
     def __init__(self, sock: socket.socket, session: Any, *, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES):
         self.sock = sock
         self.session = session
@@ -328,8 +330,8 @@ class WirePeer:
         try:
             self.decoder.close()
         except WireError as error:
-            self.session.violate("net.framing.4", "whole frames", f"the server closed the connection inside a "
-                                 f"frame: {error.detail}")
+            self.session.violate("net.framing.4", "whole frames", f"the {self.other_side} closed the connection "
+                                 f"inside a frame: {error.detail}")
 
     def _decode(self, data: bytes) -> None:
         frames, fault = self.decoder.feed_until_fault(data)

@@ -22,7 +22,7 @@ from typing import Any
 
 from ...verdict import RuleViolation, TargetError
 from ...wire import (PROTOCOL_VERSION, Cancel, ClientHello, Goodbye, OnComplete, OnError, OnNext, OnNextLastPart,
-                     OnNextPacked, OnNextPart, Request, ServerHello, Subscribe, Subscribed, WireError, describe,
+                     OnNextPacked, OnNextPart, Request, ServerHello, Subscribe, Subscribed, describe,
                      encode)
 from .peer import QUIET_WINDOW_MAX_S, SIGNALS, UNBOUNDED, PeerClosed, Silent, StreamState, WirePeer
 
@@ -114,6 +114,8 @@ class ServingPeer(WirePeer):
 
     `publisher` is the name the kit gave the client: a subscribe to any other name is answered as a server
     answers a name it does not serve (subscribed, then onError: net.rstck.11)."""
+
+    other_side = "client"
 
     def __init__(self, sock: socket.socket, session: Any, *, publisher: str):
         super().__init__(sock, session)
@@ -279,15 +281,11 @@ class ServingPeer(WirePeer):
     # -- receiving ---------------------------------------------------------------------------------------------
 
     def _at_eof(self) -> None:
-        self.eof = True
-        self.note("<- EOF")
-        if self.unreadable:
+        if self.unreadable:  # the decoder stopped at a frame it could not read: what follows is no frame
+            self.eof = True
+            self.note("<- EOF")
             return
-        try:
-            self.decoder.close()
-        except WireError as error:
-            self.session.violate("net.framing.4", "whole frames", f"the client closed the connection inside a "
-                                 f"frame: {error.detail}")
+        super()._at_eof()
 
     def _decode(self, data: bytes) -> None:
         if self.unreadable:
