@@ -5,6 +5,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 # Reinstalls only when pyproject.toml changes.
 INSTALLED := $(VENV)/.installed-pyproject
+# The real-world Node streams tests/node_stream/test_baselines.py checks (readable-stream, pinned by its lock);
+# reinstalled only when the lock changes; skipped, as those tests are, where there is no npm.
+BASELINES := tests/node_stream/baselines
+BASELINES_INSTALLED := $(BASELINES)/node_modules/.installed-lock
 RESULTS := rstck-results
 REPORT := rstck-report/index.html
 
@@ -20,7 +24,13 @@ REFERENCE_TARGETS := \
 	rstck.reference.targets:map_processor \
 	rstck.reference.spark_targets:spark_publisher \
 	rstck.reference.spark_targets:spark_sink \
-	node:rstck/reference/js/reactive_streams.js
+	node:rstck/reference/js/reactive_streams.js \
+	node-stream:rstck/reference/js/streams.js
+# The shipped references of the early SPI draft, checked under its opt-in profile (docs/spi-draft.md).
+SPI_DRAFT_TARGETS := \
+	rstck.reference.spi_draft:draft_publisher \
+	rstck.reference.spi_draft:draft_subscriber \
+	rstck.reference.spi_draft:draft_processor
 
 .PHONY: check test
 
@@ -29,6 +39,10 @@ check: $(INSTALLED)
 	for target in $(REFERENCE_TARGETS); do \
 		echo "== rstck check $$target"; \
 		$(BIN)/rstck check "$$target" --results $(RESULTS) || failed="$$failed $$target"; \
+	done; \
+	for target in $(SPI_DRAFT_TARGETS); do \
+		echo "== rstck check $$target --profile spi-draft"; \
+		$(BIN)/rstck check "$$target" --profile spi-draft --results $(RESULTS) || failed="$$failed $$target"; \
 	done; \
 	echo "== rstck check tcp://… (the reference server, rstck serve)"; \
 	serve_out=$$(mktemp); $(BIN)/rstck serve --listen 127.0.0.1:0 > $$serve_out 2> /dev/null & serving=$$!; \
@@ -45,7 +59,7 @@ check: $(INSTALLED)
 	echo "open the report: file://$(abspath $(REPORT))"; \
 	if [ -n "$$failed" ]; then echo "not conformant or incomplete:$$failed" >&2; exit 1; fi
 
-test: $(INSTALLED)
+test: $(INSTALLED) $(BASELINES_INSTALLED)
 	@.ci/install-browser  # Debian's chromium and chromedriver, for the report's browser test
 	$(BIN)/pytest -n 2
 
@@ -56,3 +70,9 @@ $(INSTALLED): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
 	$(BIN)/python -m compileall -q rstck  # an editable install is not compiled; start-up counts
 	@touch $@
+
+$(BASELINES_INSTALLED): $(BASELINES)/package-lock.json $(BASELINES)/package.json
+	@if command -v npm > /dev/null; then \
+		out=$$(npm ci --prefix $(BASELINES) --no-audit --no-fund --ignore-scripts 2>&1) \
+			|| { echo "$$out" >&2; exit 1; }; touch $@; \
+	else echo "npm is not on PATH: $(BASELINES) is not installed (the tests that need it skip)"; fi

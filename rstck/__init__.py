@@ -18,7 +18,7 @@ _leave_the_kits_assertions_alone()
 
 from .adapters.inprocess import InProcessTarget
 from .rules import rule
-from .target import Profile, Target
+from .target import DraftProfile, Profile, Target
 from .verdict import NotApplicable, RuleViolation, Unsupported, Verdict
 from .verification import (ProcessorVerification, PublisherVerification, SubscriberVerification,
                            Verification)
@@ -33,5 +33,5 @@ def connect(url: str, **options):
     return connect_threaded(url, **options)
 
 
-__all__ = ["InProcessTarget", "connect", "NotApplicable", "ProcessorVerification", "Profile", "PublisherVerification",
+__all__ = ["DraftProfile", "InProcessTarget", "connect", "NotApplicable", "ProcessorVerification", "Profile", "PublisherVerification",
            "RuleViolation", "SubscriberVerification", "Target", "Unsupported", "Verdict", "Verification", "rule"]

@@ -17,7 +17,7 @@ from .reports.allowlist import apply_allowlist, load_allowlist
 from .reports.items import SUMMARY_ORDER, gate_status, item_verdicts
 from .reports.rows import read_rows, upgrade
 from .rules import all_checks
-from .rules.catalog import load_catalog
+from .rules.catalog import ALL_PROFILE, DEFAULT_PROFILE, load_catalog
 from .settle import DEFAULT_DEADLINE_S
 from .signals import escape_controls
 from .threads import end_process
@@ -58,11 +58,15 @@ def _parser() -> argparse.ArgumentParser:
     check = commands.add_parser("check", help="run every check the target can serve")
     check.add_argument("target", metavar="TARGET", nargs="?",
                        help="the target: MODULE:ATTR (e.g. mypkg.tck:target), tcp://HOST:PORT for a server of "
-                            "the network protocol, or node:PATH for a JavaScript module")
+                            "the network protocol, node:PATH for a JavaScript module, or node-stream:PATH for "
+                            "JavaScript Node streams (docs/node.md)")
     check.add_argument("--client", metavar="CMD",
                        help="test a client of the network protocol: the kit listens and runs `CMD URL PUBLISHER` "
                             "per case (docs/network.md)")
     check.add_argument("--rules", help='rule ids or globs, comma-separated, ! excludes: "1.*,3.9", "*,!2.12"')
+    check.add_argument("--profile", default=DEFAULT_PROFILE, metavar="NAME",
+                       help="which checks run: default (every catalogue not opt-in), an opt-in profile "
+                            "(spi-draft: the early SPI draft, docs/spi-draft.md), or all")
     check.add_argument("--results", metavar="DIR", help="write one JSON Lines row per check into DIR")
     check.add_argument("--html", metavar="FILE", help="write the HTML report of this run to FILE")
     check.add_argument("--junit", metavar="FILE", help="write JUnit XML of this run to FILE")
@@ -87,6 +91,8 @@ def _parser() -> argparse.ArgumentParser:
 
     rules = commands.add_parser("rules", help="list the catalogue and what covers each item")
     rules.add_argument("--rules", help="rule ids or globs, comma-separated")
+    rules.add_argument("--profile", default=None, metavar="NAME",
+                       help="only this profile's items: default, an opt-in profile (spi-draft) or all (the default)")
     rules.set_defaults(run=_rules)
 
     report = commands.add_parser("report", help="merge result rows of any runs into one HTML report")
@@ -125,11 +131,13 @@ def _check(args: argparse.Namespace) -> int:
     count("--fuzz-examples", args.fuzz_examples, minimum=1, maximum=MAX_FUZZ_EXAMPLES)
     if args.stream_length:  # 0: the stress mode is off
         count("--stream-length", args.stream_length, minimum=1, maximum=MAX_STREAM_LENGTH)
-    if args.rules:
-        load_catalog().select(args.rules)  # an unknown rule id is bad input before anything starts
+    load_catalog().select(args.rules, args.profile)  # an unknown profile or rule id is bad input before anything starts
     deviations = load_allowlist(args.allow) if args.allow else []
-    fuzz = 0 if args.no_fuzz or args.rules else (args.fuzz_examples or DEFAULT_FUZZ_EXAMPLES)
-    run = CheckRun(args.target, args.rules, args.timeout, fuzz, stream_length=args.stream_length, list_only=args.list)
+    # The fuzzers exercise the core rules: a run of an opt-in profile alone has no fuzz phase.
+    core = args.profile in (DEFAULT_PROFILE, ALL_PROFILE)
+    fuzz = 0 if args.no_fuzz or args.rules or not core else (args.fuzz_examples or DEFAULT_FUZZ_EXAMPLES)
+    run = CheckRun(args.target, args.rules, args.timeout, fuzz, stream_length=args.stream_length, list_only=args.list,
+                   profile=args.profile)
     observer = _CheckObserver(pathlib.Path(args.results) if args.results else None, listing=args.list)
     outcome = supervise(run, observer, in_process=args.in_process)
     if args.list:
@@ -138,7 +146,7 @@ def _check(args: argparse.Namespace) -> int:
         print(f"{len(outcome.checks)} checks would run against {escape_controls(outcome.target)}")
         return EXIT_CONFORMANT
     rows = [upgrade(row) for row in outcome.rows]
-    selected = {item.id for item in load_catalog().select(args.rules)} if args.rules else None
+    selected = {item.id for item in load_catalog().select(args.rules, args.profile)} if args.rules else None
     allowance = apply_allowlist(rows, deviations, names={args.target, outcome.target}, selected=selected)
     rows = allowance.rows
     if deviations:
@@ -267,7 +275,11 @@ def _print_table(rows: list[dict], rules: str | None) -> dict[str, str]:
     catalog = load_catalog()
     width = max((len(item_id) for item_id in verdicts), default=4)
     print(f"{'rule':<{width}}  {'level':<11}  {'verdict':<11}  reason")
+    profile = DEFAULT_PROFILE
     for item_id, found in verdicts.items():
+        if item_id in catalog and catalog.profile_of(catalog[item_id]) != profile:  # an opt-in profile's items
+            profile = catalog.profile_of(catalog[item_id])
+            print(f"-- profile {profile} ({'opt-in' if profile in catalog.opt_in else 'default'})")
         print(f"{item_id:<{width}}  {catalog[item_id].level:<11}  {found.verdict:<11}  "
               f"{escape_controls(textwrap.shorten(found.reason, 100))}")
     _print_evidence(rows)
@@ -321,11 +333,16 @@ def _summarise(rows: list[dict], items: dict[str, str], skipped: dict[str, int],
 def _rules(args: argparse.Namespace) -> int:
     checks = all_checks()
     untested = dict((item.id, reason) for item, reason in untested_items())
-    for item in load_catalog().select(args.rules):
+    catalog = load_catalog()
+    for item in catalog.select(args.rules, args.profile):
         covering = [c.name for c in checks if c.rule == item.id]
         coverage = ", ".join(covering) if covering else f"untested: {untested.get(item.id, 'no check yet')}"
-        print(f"{item.id}  {item.level}  [{item.spec} / {item.section}]")
+        profile = catalog.profile_of(item)
+        opt_in = f"  (profile {profile}, opt-in)" if profile != DEFAULT_PROFILE else ""
+        print(f"{item.id}  {item.level}  [{item.spec} / {item.section}]{opt_in}")
         print(textwrap.indent(textwrap.fill(item.text, 96), "    "))
+        if item.final_spec:
+            print(textwrap.indent(textwrap.fill(f"final spec: {item.final_spec}", 96), "    "))
         print(textwrap.indent(textwrap.fill(f"covered by: {coverage}", 96), "    "))
     return EXIT_CONFORMANT
 

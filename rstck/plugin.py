@@ -21,7 +21,7 @@ from .options import seconds
 from .plan import Planned, plan
 from .reports.allure import ALLURE_MARKERS, allure_markers, attach_to_allure
 from .reports.rows import upgrade
-from .rules.catalog import load_catalog
+from .rules.catalog import ALL_PROFILE, DEFAULT_PROFILE, load_catalog
 from .runner import Result, run_check
 from .settle import DEFAULT_DEADLINE_S
 from .target import Target, load_target
@@ -36,12 +36,28 @@ MARKERS = {
     "subscriber": "checks of Subscriber rules (2.x)",
     "processor": "checks of Processor rules (4.x) and checks run against a processor",
     "network": "checks of the network protocol's items (net.*)",
+    "spi_draft": "checks of the opt-in SPI draft profile (spi.*; --rstck-profile spi-draft)",
+    "subscribe": "SPI draft checks of Publisher::subscribe (spi.subscribe.*)",
+    "request_more": "SPI draft checks of Subscription::requestMore (spi.request-more.*)",
+    "cancel": "SPI draft checks of Subscription::cancel (spi.cancel.*)",
+    "on_next": "SPI draft checks of Subscriber::onSubscribe and onNext (spi.on-next.*)",
+    "on_terminal": "SPI draft checks of Subscriber::onComplete and onError (spi.on-terminal.*)",
+    "generally": "SPI draft checks of its \"Generally\" (spi.generally.*)",
     "server": "network checks of a server, over TCP",
     "client": "network checks of a client, run as a command against the kit's listener",
     "must": "checks of MUST / MUST NOT / REQUIRED items",
     "should": "checks of SHOULD / RECOMMENDED items",
     "may": "checks of MAY items",
     "fuzz": "Hypothesis state machines fuzzing signal orderings",
+    "node_stream": "checks of the Node stream contract's items (node.*)",
+    "jsgi": "checks of the JSGI stream extension's items (jsgi.*), on createJsgiStream()",
+    "stream": "Node stream checks of the Stream base class (createStream())",
+    "readable": "Node stream checks of a readable (createReadable(chunks))",
+    "writable": "Node stream checks of a writable (createWritable(options))",
+    "filter": "Node stream checks of a filter (createFilter())",
+    "duplex": "Node stream checks of a duplex (createDuplex())",
+    "base": "Node stream checks of the Stream base class's items (node.base.*)",
+    "guidelines": "Node stream checks of the contract's guidelines (node.guidelines.*)",
 }
 
 
@@ -59,6 +75,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--rstck-target", action="append", default=[], metavar="MODULE:ATTR",
                     help="run every check against this target (repeatable)")
     group.addoption("--rstck-rules", metavar="GLOBS", help='only these rule ids or globs: "1.*,3.9"')
+    group.addoption("--rstck-profile", metavar="NAME", default=None,
+                    help="which checks run: default, an opt-in profile (spi-draft: docs/spi-draft.md), or all")
     group.addoption("--rstck-results", metavar="DIR", help="write JSON Lines result rows into DIR")
     group.addoption("--rstck-html", metavar="FILE", help="write the HTML conformance report of the run to FILE")
     group.addoption("--rstck-timeout", type=float, default=None, metavar="S",
@@ -95,6 +113,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     session.config.stash[_EXIT_STATUS] = int(exitstatus)
+    for target in session.config.stash.get(_LOADED_TARGETS, []):
+        close = getattr(target, "close", None)  # a Node target's processes started ahead stop now
+        if close is not None:
+            close()
 
 
 class _ReportedRows:
@@ -160,6 +182,7 @@ def pytest_make_collect_report(collector: pytest.Collector):
     --collect-only and deselection treat its items like any others."""
     specs = collector.config.getoption("rstck_target") if isinstance(collector, pytest.Session) else []
     targets = [(spec, _command_line_target(collector.config, spec)) for spec in specs]
+    collector.config.stash.setdefault(_LOADED_TARGETS, []).extend(target for _, target in targets)
     report = yield
     if report.passed:
         report.result.extend(
@@ -175,8 +198,8 @@ def _command_line_target(config: pytest.Config, spec: str) -> Target:
     except BadInput as exc:
         raise pytest.UsageError(f"--rstck-target: {exc}") from None
     try:
-        plan(target, rules=config.getoption("rstck_rules"))
-    except BadInput as exc:  # an unknown rule id
+        plan(target, rules=config.getoption("rstck_rules"), profile=_profile(config, Verification))
+    except BadInput as exc:  # an unknown rule id or profile
         raise pytest.UsageError(str(exc).replace("--rules:", "--rstck-rules:", 1)) from None
     return target
 
@@ -197,12 +220,20 @@ class VerificationCollector(pytest.Collector):
         if stream_length:
             self.target.stream_length = stream_length
         try:
-            planned = plan(self.target, rules=rules, subjects=self.verification.subjects)
+            planned = plan(self.target, rules=rules, subjects=self.verification.subjects,
+                           profile=_profile(self.config, self.verification))
         except BadInput as exc:
             raise pytest.UsageError(str(exc)) from None
         checks = [CheckItem.from_parent(self, name=_item_name(p), planned=p) for p in planned]
+        if _profile(self.config, self.verification) not in (DEFAULT_PROFILE, ALL_PROFILE):
+            return checks  # the fuzzers exercise the core rules: an opt-in profile alone has none
         from .fuzz.pytest_items import fuzz_items  # the target's fuzz items, marked `fuzz` (rstck/fuzz/)
         return checks + fuzz_items(self, self.target, self.verification.subjects, rules=rules)
+
+
+def _profile(config: pytest.Config, verification: type[Verification]) -> str:
+    """--rstck-profile, else the Verification's own, else the default profile."""
+    return config.getoption("rstck_profile", None) or verification.profile
 
 
 def _item_name(planned: Planned) -> str:
@@ -225,6 +256,10 @@ class CheckItem(pytest.Item):
         self.add_marker(getattr(pytest.mark, item.level_marker))
         if item.spec == "network-protocol":
             self.add_marker(pytest.mark.network)
+        if item.spec == "node-stream-contract":
+            self.add_marker(pytest.mark.node_stream)
+        elif item.spec == "spi-draft":
+            self.add_marker(pytest.mark.spi_draft)
         for marker in allure_markers(item, target=planned.target.name, role=check.role, doc=check.doc):
             self.add_marker(marker)
         self.user_properties += [("rule", check.rule), ("spec", item.spec), ("level", item.level)]
@@ -273,6 +308,7 @@ class CheckItem(pytest.Item):
 
 _RESULTS = pytest.StashKey["_ResultsFile | None"]()
 _RAN_CHECKS = pytest.StashKey[bool]()
+_LOADED_TARGETS = pytest.StashKey[list]()  # the --rstck-target targets: the plugin made them, it closes them
 _EXIT_STATUS = pytest.StashKey[int]()
 
 

@@ -306,6 +306,10 @@ class ProbeSubscriber:
         elif kind == "on_next" and self.received + 1 > self.requested:
             self._violate("1.1", f"at most {show(self.requested)} on_next (the total requested)",
                           f"{where} is on_next number {self.received + 1}")
+        self._take_in(kind, args)
+
+    def _take_in(self, kind: str, args: tuple) -> None:
+        """Count an element or terminal signal once it has been judged (the draft's probe shares this)."""
         if kind == "on_next":
             self.received += 1
             if len(self.elements) < self.keep:
@@ -527,6 +531,8 @@ class ProbePublisher:
     the publisher rules before sending: what would break one is a fault of the kit.
     """
 
+    subscription_class = ProbeSubscription  # an opt-in profile's kit publisher hands out its own
+
     def __init__(self, session: Any, name: str, *, elements: Any = None,
                  fail_with: BaseException | None = None, dwell_s: float = 0.0, second_subscription: bool = False):
         self.session = session
@@ -557,7 +563,7 @@ class ProbePublisher:
             session.violate("2.3", f"no call on the publisher from within {kind}",
                             f"{session.label(subscriber)} subscribed from within {kind}")
         session.kit_subscribes(self, subscriber)
-        subscription = ProbeSubscription(self, subscriber, session.fresh_name("sub"))
+        subscription = self.subscription_class(self, subscriber, session.fresh_name("sub"))
         self.subscriptions.append(subscription)
         session.kit_subscriptions.append(subscription)
         self._signals.run(lambda: self._announce(subscription))

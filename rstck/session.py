@@ -70,6 +70,9 @@ class Session:
         self.check_thread_id: int | None = None
         self.violations: list[RuleViolation] = []
         self.violation_counts: dict[str, int] = {}
+        # Another profile's items for the core rules the kit's ends watch (None: that profile has no such rule);
+        # set by a check of an opt-in profile (rstck/rules/spi_draft), empty for every other.
+        self.rule_aliases: dict[str, str | None] = {}
         self.kit_errors: list[BaseException] = []  # a check's own reaction raised
         self.kit_faults: list[KitFault] = []  # the kit would have broken a rule
         self.settled_by: list[str] = []  # how each settle was decided, first occurrence order
@@ -367,6 +370,11 @@ class Session:
         """Record a violation. The first few of each rule are kept with their trace context; after that
         they are only counted, so that an implementation that breaks a rule on every element of an endless
         stream costs no memory."""
+        charged = self.rule_aliases.get(rule, rule)
+        if charged is None:
+            self.trace.note(f"{observed} (not charged by this check: {rule} of the core, or an item it does not judge)")
+            return
+        rule = charged
         seen = self.violation_counts[rule] = self.violation_counts.get(rule, 0) + 1
         if seen > VIOLATIONS_KEPT_PER_RULE:
             return

@@ -51,6 +51,7 @@ class CheckRun:
     list_only: bool = False
     known_hangs: tuple[tuple[str, str], ...] = ()
     status_path: str = ""
+    profile: str = "default"  # which catalogues' checks run (--profile; rstck/rules/catalog)
 
 
 class CallStatus:
@@ -90,7 +91,7 @@ def run_events(run: CheckRun, status: CallStatus | None = None) -> Iterator[tupl
     try:
         target = load_target(run.target_spec)
         target.stream_length = run.stream_length
-        planned = plan(target, rules=run.rules)
+        planned = plan(target, rules=run.rules, profile=run.profile)
         if not planned:
             offered = ", ".join(sorted(target.capabilities & {"publisher", "subscriber", "processor"})) or "nothing"
             raise BadInput(f"no check to run: the selection {run.rules or 'all'} has none for what the target "
@@ -98,7 +99,7 @@ def run_events(run: CheckRun, status: CallStatus | None = None) -> Iterator[tupl
     except BadInput as exc:
         yield ("bad_input", str(exc))
         return
-    yield ("plan", {"target": target.name, "skipped": unserved(target, rules=run.rules),
+    yield ("plan", {"target": target.name, "skipped": unserved(target, rules=run.rules, profile=run.profile),
                     "checks": [_planned_info(p) for p in planned]})
     if run.list_only:
         yield ("done",)

@@ -36,6 +36,20 @@ class Profile:
 
 PYTHON = Profile("python", type_error="TypeError", range_error="ValueError")
 
+
+@dataclasses.dataclass(frozen=True)
+class DraftProfile:
+    """How a target maps the early SPI draft (the spi-draft profile, docs/spi-draft.md): the name of its
+    `requestMore`, and the class names its Java exceptions are matched by (a base class name matches too)."""
+
+    request_more: str = "request_more"  # a target built on the final spec: "request"
+    illegal_state: str = "RuntimeError"  # java.lang.IllegalStateException
+    illegal_argument: str = "ValueError"  # java.lang.IllegalArgumentException
+
+
+# A target built on the final spec, run under the spi-draft profile: its `request` is the draft's requestMore.
+FINAL_SPEC_NAMES = DraftProfile(request_more="request")
+
 # What a target can offer; a check that needs something a target lacks is n/a.
 FACTORY_CAPABILITIES = ("publisher", "failed_publisher", "subscriber", "processor")
 
@@ -45,6 +59,7 @@ class Target:
 
     name: str = "target"
     profile: Profile = PYTHON
+    spi_draft: DraftProfile = DraftProfile()  # read only by the spi-draft profile's checks
     max_elements: int | None = None
     capabilities: frozenset[str] = frozenset()
     quiet_period_s: float | None = None
@@ -130,7 +145,8 @@ class Target:
 
 def load_target(spec: str) -> Target:
     """Import `module:attribute` and return the Target it names, or the network target a URL names
-    (tcp://HOST:PORT), or the Node target of a JavaScript module (node:PATH); BadInput says what to fix."""
+    (tcp://HOST:PORT), or the Node target of a JavaScript module (node:PATH, node-stream:PATH); BadInput says
+    what to fix."""
     import importlib
     import os
     import sys
@@ -141,8 +157,8 @@ def load_target(spec: str) -> Target:
     network = network_target(spec)
     if network is not None:
         return network
-    if spec.startswith("node:"):
-        from .adapters.node import node_target  # imported only for a node: spec
+    if spec.startswith(("node:", "node-stream:")):
+        from .adapters.node import node_target  # imported only for a node: or node-stream: spec
 
         return node_target(spec)
 

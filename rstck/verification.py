@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+from .rules import STREAM_SUBJECTS
 from .target import Target
 
 
@@ -13,8 +14,10 @@ class Verification:
     """Runs the checks whose subject is in `subjects` against `target` (set by the subclass)."""
 
     target: Target | None = None
-    subjects: frozenset[str] = frozenset({"publisher", "subscriber", "processor", "server", "client"})
+    subjects: frozenset[str] = frozenset({"publisher", "subscriber", "processor", "server", "client",
+                                          *STREAM_SUBJECTS})
     rules: str | None = None  # an optional selection, "1.*,3.9"
+    profile: str = "default"  # which catalogues' checks run: "default", an opt-in profile ("spi-draft"), "all"
     timeout_s: float | None = None
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..adapters.inprocess import InProcessTarget
+from ..target import FINAL_SPEC_NAMES
 from .processors import MapProcessor
 from .publishers import AsyncioPublisher, ExecutorPublisher, FailedPublisher, IterablePublisher
 from .subscribers import BufferedSubscriber, SyncSubscriber
@@ -46,3 +47,10 @@ map_processor = InProcessTarget(
     create_processor=lambda: MapProcessor(),
     name="reference identity processor",
 )
+
+# Under the opt-in spi-draft profile (docs/spi-draft.md) these final-spec targets call `request` the
+# draft's requestMore; no check of the default profile reads it.
+for _final in (sync_publisher, threaded_publisher, asyncio_publisher, map_processor, buffered_subscriber,
+               sync_subscriber):
+    _final.spi_draft = FINAL_SPEC_NAMES
+del _final  # not a target of its own

@@ -105,6 +105,7 @@ class ItemRow:
     text: Text
     cells: list[Cell]
     search: str  # what the text filter looks in (lower case)
+    final_spec: str = ""  # a draft item's fate in the final spec: "became 3.9", "contradicts 1.9", "dropped: ..."
 
 
 @dataclasses.dataclass
@@ -228,8 +229,10 @@ def _model(rows: list[dict[str, Any]]) -> dict[str, Any]:
         target_spec = specs.setdefault(spec, Spec(spec, Text.of(_spec_title(spec)), []))
         if not target_spec.sections or target_spec.sections[-1].name.head != escape_controls(section):
             target_spec.sections.append(Section(Text.of(section), []))
+        final_spec = catalog[item_id].final_spec if item_id in catalog else ""
         target_spec.sections[-1].items.append(ItemRow(item_id, level, LEVEL_GROUPS.get(level, level or "?"), spec,
-                                                      Text.of(text, 600), cells, search))
+                                                      Text.of(text, 600), cells, search + " " + final_spec.lower(),
+                                                      final_spec))
     headlines = [_headline(name, by_implementation[name], verdicts[name], details, item_info) for name in names]
     present = sorted({c.verdict for s in specs.values() for sec in s.sections for r in sec.items for c in r.cells
                       if c.verdict})
@@ -241,7 +244,10 @@ def _model(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _spec_title(spec: str) -> str:
-    return {"reactive-streams": "Reactive Streams (core profile)"}.get(spec, spec)
+    return {"reactive-streams": "Reactive Streams (core profile)",
+            "spi-draft": "Reactive Streams SPI, early draft (opt-in profile spi-draft)",
+            "node-stream-contract": "Node.js stream contract (2011 proposal)",
+            "jsgi-stream": "JSGI evented stream extension"}.get(spec, spec)
 
 
 def _headline(name: str, rows: list[dict[str, Any]], verdicts: dict[str, ItemVerdict], details: list[Detail],
@@ -307,7 +313,8 @@ def _commands(row: dict[str, Any]) -> list[tuple[str, str]]:
     else:
         target = "MODULE:ATTR"
     if not str(row["check"]).startswith("fuzz-"):
-        commands.append(("rstck", f"rstck check {target} --rules {shlex.quote(str(row['rule']))}"))
+        opt_in = f" --profile {row['spec']}" if row["spec"] in load_catalog().opt_in else ""
+        commands.append(("rstck", f"rstck check {target}{opt_in} --rules {shlex.quote(str(row['rule']))}"))
     if row["node_id"]:
         commands.append(("pytest", f"pytest {shlex.quote(str(row['node_id']))}"))
     if row["replay"]:

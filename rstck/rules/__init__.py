@@ -21,7 +21,18 @@ RULE_MODULES = (
     "rstck.rules.reactive_streams.processor",
     *(f"rstck.rules.network.{side}.{section}" for side in ("server", "client")
       for section in ("transport", "framing", "negotiation", "core", "packed", "split", "closing")),
+    # The opt-in spi-draft profile (rstck/rules/spi_draft/): planned only under --profile spi-draft or all.
+    *(f"rstck.rules.spi_draft.{section}" for section in ("subscribe", "request_more", "cancel", "publisher",
+                                                         "on_next", "on_terminal", "subscriber", "processor",
+                                                         "generally")),
+    # The Node stream contract (rstck/rules/node_stream/) and the JSGI stream extension (rstck/rules/jsgi/).
+    *(f"rstck.rules.node_stream.{section}" for section in ("base", "writable", "readable", "filter", "duplex",
+                                                           "guidelines")),
+    *(f"rstck.rules.jsgi.{section}" for section in ("spec", "methods", "events", "timing", "readwrite")),
 )
+
+# The subjects of a node-stream target: the factory each check needs (rstck/adapters/node/streams.py).
+STREAM_SUBJECTS = ("stream", "readable", "writable", "filter", "duplex", "jsgi")
 
 # What a check needs from a target, by the role its module covers.
 _DEFAULT_NEEDS = {
@@ -32,6 +43,12 @@ _DEFAULT_NEEDS = {
     # The network profile (rstck/rules/network/<side>/<section>.py): the side of the connection under test.
     "server": frozenset({"server"}),
     "client": frozenset({"client"}),
+    # The spi-draft profile's sections about a publisher and its subscription.
+    "subscribe": frozenset({"publisher"}),
+    "request_more": frozenset({"publisher"}),
+    "cancel": frozenset({"publisher"}),
+    "on_next": frozenset({"subscriber"}),
+    "on_terminal": frozenset({"subscriber"}),
 }
 
 
@@ -50,7 +67,7 @@ class Check:
     @property
     def subject(self) -> str:
         """What is under test: publisher, subscriber, processor, or a network server or client."""
-        for subject in ("server", "client", "processor", "subscriber"):
+        for subject in ("server", "client", "processor", "subscriber", *STREAM_SUBJECTS):
             if subject in self.needs:
                 return subject
         return "publisher"
@@ -64,14 +81,15 @@ _CHECKS: list[Check] = []
 UNTESTED: dict[str, str] = {}
 
 
-def rule(rule_id: str, *, needs: set[str] | frozenset[str] | None = None):
-    """Register the decorated function as a check of catalogue item `rule_id`."""
+def rule(rule_id: str, *, needs: set[str] | frozenset[str] | None = None, role: str | None = None):
+    """Register the decorated function as a check of catalogue item `rule_id` (`role`: the marker of its
+    section, by default its module's name)."""
 
     def register(func: Callable[..., None]) -> Callable[..., None]:
         path = func.__module__.split(".")
-        role = path[-2] if "network" in path else path[-1]
-        chosen = frozenset(needs) if needs is not None else _DEFAULT_NEEDS.get(role, frozenset())
-        _CHECKS.append(Check(rule_id, func.__name__, func, chosen, role))
+        role_ = role or (path[-2] if "network" in path else path[-1])
+        chosen = frozenset(needs) if needs is not None else _DEFAULT_NEEDS.get(role_, frozenset())
+        _CHECKS.append(Check(rule_id, func.__name__, func, chosen, role_))
         return func
 
     return register

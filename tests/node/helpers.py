@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import dataclasses
 import os
 from typing import Any, Iterator
 
@@ -31,7 +32,7 @@ def node_target(module: str, **options: Any) -> Iterator[NodeTarget]:
         target.close()
 
 
-def run(target: NodeTarget, rules: str | None = None, timeout_s: float = TIMEOUT_S) -> list[Result]:
+def run(target: Any, rules: str | None = None, timeout_s: float = TIMEOUT_S) -> list[Result]:
     return [run_check(p.check, p.target, timeout_s=timeout_s) for p in plan(target, rules=rules)]
 
 
@@ -41,3 +42,31 @@ def verdicts(results: list[Result]) -> dict[str, set[str]]:
     for result in results:
         found[result.verdict.value].add(result.violated or result.rule)
     return found
+
+
+@dataclasses.dataclass(frozen=True)
+class Mutant:
+    module: str
+    fails: frozenset[str]
+    warns: frozenset[str] = frozenset()
+
+
+def mutant(name: str, fails: str = "", warns: str = "") -> Mutant:
+    return Mutant(name, frozenset(fails.split()), frozenset(warns.split()))
+
+
+def assert_caught_on_exactly(case: Mutant, results: list[Result]) -> None:
+    """No check errored, and the mutant failed exactly its `fails` and warned exactly its `warns`."""
+    errors = [r.message for r in results if r.verdict.value == "error"]
+    assert not errors, "\n\n".join(errors)
+    found = verdicts(results)
+    assert found["fail"] == case.fails
+    assert found["warn"] == case.warns
+
+
+def assert_pytest_passes(pytester: Any, *args: str, at_least: int) -> None:
+    """pytest with `args` exits 0, with at least `at_least` tests passed and none failed."""
+    result = pytester.runpytest(*args)
+    outcomes = result.parseoutcomes()
+    assert result.ret == 0, result.stdout.str()
+    assert outcomes["passed"] >= at_least and not outcomes.get("failed")

@@ -121,3 +121,40 @@ def test_a_process_that_never_goes_idle_times_out_naming_what_is_pending():
     results = _one("busy_forever", "1.5", timeout_s=0.5)
     assert {(r.verdict.value, r.timed_out) for r in results} == {("fail", True)}
     assert "still busy at the deadline (pending: Timeout" in results[0].message
+
+
+def _running(pid: int) -> bool:
+    """Whether `pid` is a process that still runs (a zombie nobody reaps has ended)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def _cpu_ticks(pid: int) -> int:
+    with open(f"/proc/{pid}/stat") as stat:
+        return int(stat.read().rsplit(")", 1)[1].split()[11])  # utime
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal is Linux's")
+def test_a_kit_killed_with_sigkill_takes_a_driver_spinning_in_an_endless_loop_with_it():
+    kit = subprocess.Popen(
+        [sys.executable, "-c", "import sys\n"
+         "from rstck.adapters.node.driver import NodeProcess, driver_env, node_executable\n"
+         f"process = NodeProcess({bad('endless_load')!r}, node=node_executable(), env=driver_env())\n"
+         "print(process.pid, flush=True)\n"
+         "sys.stdin.read()\n"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=ROOT)
+    pid = int(kit.stdout.readline())
+    deadline = time.monotonic() + 10.0
+    while _cpu_ticks(pid) < 20 and time.monotonic() < deadline:  # until it spins in the module's loop
+        time.sleep(0.01)
+    kit.kill()
+    kit.wait()
+    deadline = time.monotonic() + 10.0  # a bound: the signal arrives as the kit dies
+    while _running(pid) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    if _running(pid):
+        subprocess.run(["kill", "-9", str(pid)], check=False)
+        pytest.fail(f"node (pid {pid}) outlived the kill of its kit")

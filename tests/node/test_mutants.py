@@ -6,24 +6,12 @@ references and the hostile modules run with the default, a process per check."""
 
 from __future__ import annotations
 
-import dataclasses
 
 import pytest
 
-from .helpers import here, node_target, run, verdicts
+from .helpers import Mutant, assert_caught_on_exactly, here, mutant, node_target, run, verdicts
 
 pytestmark = pytest.mark.node
-
-
-@dataclasses.dataclass(frozen=True)
-class Mutant:
-    module: str
-    fails: frozenset[str]
-    warns: frozenset[str] = frozenset()
-
-
-def mutant(name: str, fails: str, warns: str = "") -> Mutant:
-    return Mutant(name, frozenset(fails.split()), frozenset(warns.split()))
 
 
 MUTANTS = [
@@ -52,11 +40,7 @@ MUTANTS = [
 def test_caught_on_exactly_its_items(case: Mutant):
     with node_target(here("mutants", f"{case.module}.js"), isolation="reuse") as target:
         results = run(target)
-    errors = [r.message for r in results if r.verdict.value == "error"]
-    assert not errors, "\n\n".join(errors)
-    found = verdicts(results)
-    assert found["fail"] == case.fails
-    assert found["warn"] == case.warns
+    assert_caught_on_exactly(case, results)
 
 
 def test_the_same_mutant_is_caught_with_a_process_per_check():

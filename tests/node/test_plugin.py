@@ -7,28 +7,22 @@ import pytest
 
 from rstck.adapters.node import driver
 
-from .helpers import REFERENCE, here
+from .helpers import REFERENCE, assert_pytest_passes, here
 
 pytestmark = pytest.mark.node
 
 
 @pytest.fixture(autouse=True)
-def _close_the_inner_sessions_pools():
-    """pytest keeps the inner session's targets alive; their processes started ahead would stop only when this
-    process ends."""
+def _the_inner_session_closes_its_targets():
+    """The plugin closes the targets it loaded when its session ends: no pool keeps processes started ahead."""
     before = set(map(id, driver.pools()))
     yield
-    for pool in driver.pools():
-        if id(pool) not in before:
-            pool.close()
+    assert [pool.closed for pool in driver.pools() if id(pool) not in before] in ([], [True])
 
 
 def test_the_reference_passes_under_pytest(pytester):
-    result = pytester.runpytest("--rstck-target", f"node:{REFERENCE}", "--rstck-rules", "1.9,3.9,3.17",
-                                "-m", "not fuzz")
-    outcomes = result.parseoutcomes()
-    assert result.ret == 0, result.stdout.str()
-    assert outcomes["passed"] >= 10 and not outcomes.get("failed")
+    assert_pytest_passes(pytester, "--rstck-target", f"node:{REFERENCE}", "--rstck-rules", "1.9,3.9,3.17",
+                         "-m", "not fuzz", at_least=10)
 
 
 def test_a_mutant_fails_its_item_under_pytest(pytester):

@@ -5,6 +5,10 @@ createFailedPublisher(), createSubscriber(), createWhiteboxSubscriber(observer),
 every Reactive Streams rule, with the JavaScript profile. `target.NodeTarget` is the target;
 `driver.js` is the Node side, `driver.py` the process, its protocol and the pool, `proxies.py` the Python
 stand-ins of JavaScript objects.
+
+`rstck check node-stream:./streams.js` checks Node streams (createReadable, createWritable, createFilter,
+createDuplex, createStream, createJsgiStream) under the Node stream contract and the JSGI stream extension:
+`streams.NodeStreamTarget`.
 """
 
 from __future__ import annotations
@@ -15,8 +19,9 @@ if TYPE_CHECKING:  # importing this package stays light: load_target imports it 
     from .target import NodeTarget
 
 NODE_PREFIX = "node:"
+NODE_STREAM_PREFIX = "node-stream:"
 
-__all__ = ["NODE_PREFIX", "NodeTarget", "node_target"]
+__all__ = ["NODE_PREFIX", "NODE_STREAM_PREFIX", "NodeTarget", "node_target"]
 
 
 def __getattr__(name: str):
@@ -28,7 +33,11 @@ def __getattr__(name: str):
 
 
 def node_target(spec: str) -> NodeTarget | None:
-    """The Node target `spec` names (node:PATH), or None if it names none."""
+    """The Node target `spec` names (node:PATH, node-stream:PATH), or None if it names none."""
+    if spec.startswith(NODE_STREAM_PREFIX):
+        from .streams import NodeStreamTarget
+
+        return NodeStreamTarget(spec[len(NODE_STREAM_PREFIX):], name=spec)
     if not spec.startswith(NODE_PREFIX):
         return None
     from .target import NodeTarget

@@ -3,7 +3,8 @@
 //
 //   node driver.js MODULE
 //
-// Commands arrive as NDJSON on stdin (create, call, await_idle, reset). Events and replies leave as
+// Commands arrive as NDJSON on stdin (create, call, await_idle, reset; for Node streams also get, inspect
+// and listen). Events and replies leave as
 // NDJSON on the file descriptor RSTCK_EVENTS_FD, written with fs.writeSync: in order, on disk before a
 // crash, never mixed with what the implementation prints (console.* becomes `console` events; raw
 // stdout/stderr stay untouched).
@@ -48,6 +49,7 @@ function collector() {
 let seq = 0;
 let turn = 0;
 let depth = 0; // how deeply the kit's objects are being called (asks in progress)
+let batchCall = null; // the index of the call under way in a `batch` command
 const ops = []; // the commands in progress, innermost last
 
 function write(line) {
@@ -69,13 +71,14 @@ function emit(event) {
   event.t = hrtime().toString();
   event.turn = turn;
   if (!('in_op' in event)) event.in_op = ops.length ? ops[ops.length - 1] : null;
+  if (batchCall !== null && event.in_op === ops[ops.length - 1]) event.call = batchCall;
   event.depth = depth;
   write(JSON.stringify(event));
 }
 
 function reply(id, fields) {
   seq += 1;
-  write(JSON.stringify(Object.assign({ re: id, seq }, fields)));
+  write(JSON.stringify(Object.assign({ re: id, seq, turn }, fields)));
 }
 
 // -- values across the bridge ----------------------------------------------------------------------
@@ -108,6 +111,10 @@ function register(obj) {
     try { return typeof obj[m] === 'function'; } catch (err) { return false; }
   });
   return { $ref: handle, class: className(obj), methods };
+}
+
+function isObject(value) {
+  return value !== null && (typeof value === 'object' || typeof value === 'function');
 }
 
 function isError(value) {
@@ -192,6 +199,8 @@ function decode(value) {
     return handles.get(value.$ref);
   }
   if ('$kit' in value) return kitObject(value.$kit, value.role, value);
+  if ('$callback' in value) return kitCallback(value.$callback);
+  if ('$error' in value) return kitError(value);
   if ('$object' in value) return {};
   const out = {};
   for (const key of Object.keys(value)) out[key] = decode(value[key]);
@@ -311,6 +320,10 @@ function dispatch(command) {
       case 'call': return call(command);
       case 'await_idle': return awaitIdle(command);
       case 'reset': return reset(command);
+      case 'get': return get(command);
+      case 'inspect': return inspect(command);
+      case 'listen': return listen(command);
+      case 'batch': return batch(command);
       default: throw new Error(`rstck driver: unknown op ${command.op}`);
     }
   } catch (err) {
@@ -326,6 +339,7 @@ function create(command) {
     return reply(command.id, { ok: false, missing: true });
   }
   const made = factory(...command.args.map(decode));
+  if (command.watch && made !== null && typeof made === 'object') watched.set(made, register(made).$ref);
   if (made !== null && typeof made === 'object' && typeof made.then === 'function') {
     // An async factory: the reply waits for its promise.
     made.then((value) => {
@@ -366,6 +380,127 @@ function reset(command) {
     return reply(command.id, { ok: false, thrown: encode(err) });
   }
   return reply(command.id, { ok: true, reloaded: true, exports: exportedFunctions(loaded) });
+}
+
+// -- Node streams (docs/node.md, "Node streams and JSGI") -------------------------------------------
+//
+// Events are observed by patching EventEmitter.prototype.emit once, for the objects the kit created with
+// `watch` only: a listener would change what it observes (on('data') makes a readable flow). What is recorded
+// is what reaches EventEmitter's emit, i.e. the events delivered; a subclass that filters before calling it
+// shows only what it lets through. No 'error' listener is added either: an 'error' nobody listens to throws
+// as it would in production (into the kit's call, or as an uncaught exception the driver records and
+// survives), and the emit is recorded before that.
+
+const EventEmitter = require('events');
+
+const watched = new WeakMap(); // object the kit created -> its handle
+const unhandledErrors = new WeakSet(); // errors emitted as 'error' while nobody listened
+const emitUnobserved = EventEmitter.prototype.emit;
+
+EventEmitter.prototype.emit = function emitObserved(name, ...args) {
+  const handle = watched.get(this);
+  if (handle !== undefined) {
+    let heard = 0;
+    try { heard = typeof this.listenerCount === 'function' ? this.listenerCount(name) : 0; } catch (err) { /* a hostile getter */ }
+    emit({ ev: 'emit', obj: handle, name: String(name), args: args.map((a) => encode(a)), listeners: heard });
+    if (name === 'error' && heard === 0) {
+      try {
+        return emitUnobserved.call(this, name, ...args);
+      } catch (err) { // what EventEmitter throws for an 'error' nobody listens to (the error, or a wrapper)
+        if (isObject(err)) unhandledErrors.add(err);
+        throw err;
+      }
+    }
+  }
+  return emitUnobserved.call(this, name, ...args);
+};
+
+function batch(command) {
+  // Several calls in one command, with nothing of the loop's between them (a burst of writes that fills a
+  // write queue); each event inside names the call it happened in.
+  const results = [];
+  try {
+    for (let k = 0; k < command.calls.length; k += 1) {
+      batchCall = k;
+      const one = command.calls[k];
+      try {
+        const target = decode({ $ref: one.target });
+        const method = target[one.method];
+        if (typeof method !== 'function') throw new TypeError(`${className(target)}.${one.method} is not a function`);
+        results.push({ ok: true, ret: encode(method.apply(target, one.args.map(decode))), turn });
+      } catch (err) {
+        results.push({ ok: false, thrown: encode(err), turn });
+      }
+    }
+  } finally {
+    batchCall = null;
+  }
+  return reply(command.id, { ok: true, results });
+}
+
+function kitCallback(label) {
+  // A callback the kit passes (write(chunk, cb)): each call is an event, numbered and placed in its command
+  // and turn, so "called asynchronously" is read off in_op and turn.
+  return function rstckCallback(...args) {
+    emit({ ev: 'callback', obj: String(label), name: String(label), args: args.map((a) => encode(a)) });
+  };
+}
+
+function kitError(spec) {
+  const Ctor = BUILTIN_ERRORS[spec.$error] || Error;
+  const made = new Ctor(String(spec.message || ''));
+  if (!(spec.$error in BUILTIN_ERRORS)) made.name = spec.$error;
+  return made;
+}
+
+function get(command) {
+  const target = decode({ $ref: command.target });
+  const value = target[command.property];
+  return reply(command.id, { ok: true, ret: encode(value), type: typeof value });
+}
+
+function inspect(command) {
+  // What an object offers: the type of each named member, and whether it is an instance of each named class
+  // ("stream" is Node's own Stream; "like:HANDLE" the class of another object; else an export's dotted path).
+  const target = decode({ $ref: command.target });
+  const members = {};
+  for (const name of command.members || []) {
+    try { members[name] = typeof target[name]; } catch (err) { members[name] = 'throws'; }
+  }
+  const instanceOf = {};
+  for (const name of command.classes || []) {
+    let cls;
+    if (name === 'stream') cls = require('stream').Stream;
+    else if (name.startsWith('like:')) cls = (handles.get(name.slice(5)) || {}).constructor;
+    else cls = lookup(name);
+    try { instanceOf[name] = typeof cls === 'function' && target instanceof cls; } catch (err) { instanceOf[name] = false; }
+  }
+  return reply(command.id, { ok: true, members, instance_of: instanceOf });
+}
+
+function listen(command) {
+  // An explicit listener, for what needs one (a readable flows once 'data' has a listener; a JSGI stream's
+  // events are heard through addListener). Its nth call makes the nth reaction, if any: a method called on
+  // the same object inside the listener, as a consumer pausing on data does.
+  const target = decode({ $ref: command.target });
+  const reactions = command.react || [];
+  let calls = 0;
+  const listener = function rstckListener(...args) {
+    calls += 1;
+    if (command.record) emit({ ev: 'heard', obj: command.target, name: command.event, args: args.map((a) => encode(a)) });
+    const reaction = reactions[calls - 1];
+    if (!reaction) return;
+    try {
+      const ret = target[reaction.method](...(reaction.args || []).map(decode));
+      emit({ ev: 'reaction', obj: command.target, name: reaction.method, ret: encode(ret) });
+    } catch (err) {
+      emit({ ev: 'reaction', obj: command.target, name: reaction.method, thrown: encode(err) });
+    }
+  };
+  const method = command.method || 'on';
+  if (typeof target[method] !== 'function') throw new TypeError(`${className(target)}.${method} is not a function`);
+  target[method](command.event, listener);
+  return reply(command.id, { ok: true });
 }
 
 // -- idle detection (docs/node.md, "How settling works") -----------------------------------------
@@ -423,6 +558,10 @@ function awaitIdle(command) {
   setImmediateOwn(() => step(false));
 }
 
+function nextTurn() {
+  turn += 1;
+}
+
 function abortIdle() {
   if (idleWait !== null) {
     idleWait.stopped = true;
@@ -465,7 +604,7 @@ process.exit = function exitHook(code) {
 };
 
 process.on('uncaughtException', (err, origin) => {
-  emit({ ev: 'uncaught', origin, error: encode(err) });
+  emit({ ev: 'uncaught', origin, error: encode(err), unhandled_error_event: isObject(err) && unhandledErrors.has(err) });
 });
 process.on('unhandledRejection', (reason) => {
   emit({ ev: 'uncaught', origin: 'unhandledRejection', error: encode(reason) });
@@ -483,11 +622,17 @@ function start() {
     if (err && err.code === 'EAGAIN') { setTimeoutOwn(readCommands, 1); return; }
     if (err || n === 0) realExit(0); // the kit is gone
     stdinBuffer += stdinDecoder.write(chunk.subarray(0, n));
+    const commands = [];
     for (let end = stdinBuffer.indexOf('\n'); end >= 0; end = stdinBuffer.indexOf('\n')) {
       const line = stdinBuffer.slice(0, end);
       stdinBuffer = stdinBuffer.slice(end + 1);
-      if (line) dispatch(JSON.parse(line));
+      if (line) commands.push(JSON.parse(line));
     }
+    // A command's turn is the command and the ticks and microtasks it queued: the driver's immediate,
+    // queued first, ends it before any immediate of the command's runs, so what comes on an immediate, a
+    // timer or later I/O is in a later turn even when no await_idle heartbeat runs meanwhile.
+    if (commands.some((command) => command.op !== 'await_idle')) setImmediateOwn(nextTurn);
+    for (const command of commands) dispatch(command);
     readCommands();
   });
   readCommands();

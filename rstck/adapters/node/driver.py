@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import atexit
 import collections
+import concurrent.futures
 import dataclasses
 import itertools
 import json
@@ -183,8 +184,8 @@ class NodeProcess:
         nested_r, nested_w = os.pipe()
         child_env = dict(env, RSTCK_EVENTS_FD=str(events_w), RSTCK_NESTED_FD=str(nested_r))
         try:
-            self.popen = subprocess.Popen([node, DRIVER, module], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                          stderr=subprocess.PIPE, pass_fds=(events_w, nested_r), env=child_env)
+            self.popen = start_process([node, DRIVER, module], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                       stderr=subprocess.PIPE, pass_fds=(events_w, nested_r), env=child_env)
         except OSError as exc:
             for fd in (events_r, events_w, nested_r, nested_w):
                 os.close(fd)
@@ -252,9 +253,11 @@ class NodeProcess:
     # -- commands ----------------------------------------------------------------------------------
 
     def command(self, fields: dict[str, Any], *, deadline: float,
-                interrupted: Callable[[], bool] | None = None) -> dict[str, Any]:
+                interrupted: Callable[[], bool] | None = None,
+                numbered: Callable[[int], None] | None = None) -> dict[str, Any]:
         """Send a command and return its reply, answering the asks that come meanwhile. NoReply if none came
-        by `deadline` (None: no bound), Abandoned once `interrupted()` says so, ProcessEnded if it ended."""
+        by `deadline` (None: no bound), Abandoned once `interrupted()` says so, ProcessEnded if it ended.
+        `numbered` learns the command's id before any event of it can arrive."""
         with self._lock:
             if self.ended:
                 if self.stopped_by_kit:
@@ -262,6 +265,8 @@ class NodeProcess:
                 raise ProcessEnded(self.end_text)
             number = next(self._ids)
             fields["id"] = number
+            if numbered is not None:
+                numbered(number)
             if self.release:
                 fields["release"], self.release = self.release, []
             sent = self._send(self._nested if self._asks else self._stdin, fields)
@@ -642,6 +647,37 @@ def kit_role(value: Any) -> str:
     return "object"
 
 
+# -- starting processes ------------------------------------------------------------------------------
+
+# A driver stuck in an endless loop never reads the EOF its stdin shows when the kit dies, so each driver gets
+# a parent-death signal (`setpriv --pdeathsig KILL`): a kit killed with SIGKILL takes its drivers with it.
+# Linux sends that signal when the *thread* that forked the child ends, so every driver is started from one
+# thread that lives as long as the kit.
+_SETPRIV = shutil.which("setpriv") if sys.platform.startswith("linux") else None
+_spawner: concurrent.futures.ThreadPoolExecutor | None = None
+_spawner_lock = threading.Lock()
+
+
+def _spawner_thread() -> concurrent.futures.ThreadPoolExecutor:
+    global _spawner
+    with _spawner_lock:
+        if _spawner is None:
+            from ...threads import mark_kit_thread
+
+            _spawner = concurrent.futures.ThreadPoolExecutor(1, "rstck-node-spawner", initializer=mark_kit_thread)
+        return _spawner
+
+
+def start_process(argv: list[str], **popen_options: Any) -> subprocess.Popen:
+    """`subprocess.Popen(argv)`, tied to the kit's life where Linux allows it."""
+    if _SETPRIV is None:
+        return subprocess.Popen(argv, **popen_options)
+    if shutil.which(argv[0]) is None:  # said as Popen would, not by setpriv's exit status
+        raise FileNotFoundError(2, "No such file or directory", argv[0])
+    return _spawner_thread().submit(subprocess.Popen, [_SETPRIV, "--pdeathsig", "KILL", *argv],
+                                    **popen_options).result()
+
+
 # -- the pool ----------------------------------------------------------------------------------------
 
 # Every driver process not yet reaped, by pid (the kit's own tests assert that none is left), and those
@@ -786,6 +822,8 @@ def _after_fork_in_child() -> None:
         process.popen.returncode = 0  # not this process's child: never waited for here
     _LIVE.clear()
     _DYING.clear()
+    global _spawner, _spawner_lock
+    _spawner, _spawner_lock = None, threading.Lock()  # its thread is the parent's
     for pool in list(_POOLS):
         pool._ready.clear()
         pool._thread = None

@@ -88,6 +88,8 @@ class NodeTarget(Target):
     """
 
     profile = JAVASCRIPT
+    factories = FACTORIES  # what the module may export, and the capability each gives
+    prefix = "node:"
 
     def __init__(self, module: str, *, name: str | None = None, demand: str = "number", spares: int | None = None,
                  isolation: str | None = None, node: str | None = None, env: dict[str, str] | None = None,
@@ -101,9 +103,9 @@ class NodeTarget(Target):
         self.isolation = isolation
         path = os.path.abspath(module)
         if not os.path.isfile(path):
-            raise BadInput(f"target node:{module}: no such file {path}")
+            raise BadInput(f"target {self.prefix}{module}: no such file {path}")
         self.module = path
-        self.name = name or f"node:{module}"
+        self.name = name or f"{self.prefix}{module}"
         self.loaded_as = self.name
         self.demand = demand
         self.load_timeout_s = load_timeout_s
@@ -114,16 +116,20 @@ class NodeTarget(Target):
         first = self.pool.spawn()
         ready = _ready(first, self.name, self.load_timeout_s, bad=BadInput)
         self.node_version = ready.get("node", "")
-        self.exports = [export for export in ready.get("exports", ()) if export in FACTORIES]
+        self.exports = [export for export in ready.get("exports", ()) if export in self.factories]
         if not self.exports:
             first.kill()
-            raise BadInput(f"target {self.name}: the module exports none of {', '.join(FACTORIES)} "
+            raise BadInput(f"target {self.name}: the module exports none of {', '.join(self.factories)} "
                            f"(it exports {', '.join(ready.get('exports', ())) or 'no function'})")
         self.pool.keep(first)  # the process that said so serves the first check
-        offered = {FACTORIES[name] for name in self.exports}
+        self.capabilities = self.offered(ready)
+
+    def offered(self, ready: dict[str, Any]) -> frozenset[str]:
+        """The capabilities the module's exports give."""
+        offered = {self.factories[name] for name in self.exports}
         if "observer" in offered:
             offered.add("subscriber")
-        self.capabilities = frozenset(offered | {"null_arguments"} | ({"identity"} if ready.get("gc") else set()))
+        return frozenset(offered | {"null_arguments"} | ({"identity"} if ready.get("gc") else set()))
 
     def close(self) -> None:
         """Stop the processes started ahead (each check's own ends with the check)."""

@@ -274,7 +274,18 @@ def cancel_drops_the_reference_to_the_subscriber(target):
     """3.13: after cancel has settled and a garbage collection, the subscriber is unreachable
     while the publisher itself is still alive."""
     publisher = target.create_publisher(target.elements(5, at_least=2))
-    probe = target.subscribe(publisher)
+    name, alive = cancelled_and_collected(target, target.subscribe(publisher))
+    if alive() is not None:
+        holders = sorted({type(r).__name__ for r in gc.get_referrers(alive()) if not _is_frame_or_kit(r)})
+        raise RuleViolation("3.13", f"{name} to be collectable once cancelled",
+                            f"it is still referenced (by {', '.join(holders) or 'something'}) while the "
+                            "publisher is alive")
+    del publisher
+
+
+def cancelled_and_collected(target, probe):
+    """Request one, cancel, settle, collect: the probe's name and a weak reference to it (3.13; the
+    spi-draft profile's spi.cancel.3). The caller keeps the publisher alive and no reference to `probe`."""
     probe.request(1)
     target.settle()
     probe.cancel()
@@ -282,12 +293,7 @@ def cancel_drops_the_reference_to_the_subscriber(target):
     name, alive = probe.name, weakref.ref(probe)
     del probe
     gc.collect()
-    if alive() is not None:
-        holders = sorted({type(r).__name__ for r in gc.get_referrers(alive()) if not _is_frame_or_kit(r)})
-        raise RuleViolation("3.13", f"{name} to be collectable once cancelled",
-                            f"it is still referenced (by {', '.join(holders) or 'something'}) while the "
-                            "publisher is alive")
-    del publisher
+    return name, alive
 
 
 def _is_frame_or_kit(referrer) -> bool:

@@ -1,0 +1,406 @@
+"""NodeStreamTarget: a JavaScript module's Node streams (and JSGI stream), checked through a Node process per check.
+
+`rstck check node-stream:./streams.js` checks the factories the module exports: createReadable(chunks),
+createWritable(options), createFilter(), createDuplex(), createStream() (the Stream base class) and
+createJsgiStream(), under the items of the Node stream contract and the JSGI stream extension
+(docs/node.md, "Node streams and JSGI").
+
+A check talks to its streams through `StreamDriver` (what `open_streams` returns): it makes streams, calls
+their methods (alone, or several in one burst with nothing of Node's loop between them), passes callbacks
+and other streams as arguments, reads properties, adds an explicit listener where the check needs one, and
+reads the events the driver observed. Every event carries the kit call it happened inside (or none) and the
+turn of the driver's loop, which is how "asynchronously" and "not before nextTick" are decided.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from typing import Any
+
+from ...settle import SettleTimeout
+from ...signals import Label, Trace, show
+from ...verdict import RuleViolation, TargetError
+from .driver import NodeProcess, NoReply, ProcessEnded, describe_error
+from .target import NodeSettler, NodeTarget
+
+# The factories a node-stream module may export, and the subject each serves.
+STREAM_FACTORIES = {
+    "createStream": "stream",
+    "createReadable": "readable",
+    "createWritable": "writable",
+    "createFilter": "filter",
+    "createDuplex": "duplex",
+    "createJsgiStream": "jsgi",
+}
+NODE_STREAM_PREFIX = "node-stream:"
+
+
+class NodeStreamTarget(NodeTarget):
+    """The stream factories a JavaScript module exports, each check in a Node process of its own (the pool,
+    the handshake and the settling of NodeTarget)."""
+
+    factories = STREAM_FACTORIES
+    prefix = NODE_STREAM_PREFIX
+    fuzz_phase = False  # the fuzz state machines drive Reactive Streams roles, which this target has none of
+
+    def offered(self, ready: dict[str, Any]) -> frozenset[str]:
+        return frozenset(self.factories[name] for name in self.exports)
+
+    def not_observable(self, rule: str) -> str | None:
+        return None
+
+    def make_settler(self, trace: Trace) -> StreamSettler:
+        return StreamSettler(trace, self)
+
+    def open_streams(self, session: Any, rule: str) -> StreamDriver:
+        """The check's access to its Node process; `rule` is charged when a call never returns."""
+        settler = session.settler
+        assert isinstance(settler, StreamSettler)
+        return StreamDriver(session, settler, rule)
+
+
+@dataclasses.dataclass(frozen=True)
+class Stream:
+    """A JavaScript object the kit made (or was handed), by handle; `label` names it in the trace."""
+
+    handle: str
+    label: str
+    factory: str = ""
+
+    def __str__(self) -> str:
+        return self.label
+
+
+@dataclasses.dataclass(frozen=True)
+class Callback:
+    """A function the kit passes (write(chunk, cb)): JavaScript calling it is a `callback` event."""
+
+    label: str
+
+    def __str__(self) -> str:
+        return self.label
+
+
+@dataclasses.dataclass(frozen=True)
+class KitError:
+    """An error the kit passes (emit('error', err)): made afresh in JavaScript."""
+
+    name: str = "Error"
+    message: str = "rstck: an error the kit emits on purpose"
+
+
+@dataclasses.dataclass(frozen=True)
+class Event:
+    """Something the implementation did that the driver observed."""
+
+    seq: int
+    kind: str  # emit, callback, heard (an explicit listener was called), reaction, uncaught
+    obj: str  # the label of the stream (or of the callback)
+    name: str  # the event's name; the callback's label; the reaction's method
+    args: tuple
+    in_op: int | None  # the kit command it happened inside; None: on Node's own schedule
+    call: int | None  # the call of a burst it happened inside
+    turn: int
+    thrown: Any = None
+
+
+@dataclasses.dataclass
+class Outcome:
+    """What one kit call did: returned `ret`, or threw `thrown`."""
+
+    text: str
+    op: int
+    call: int | None
+    turn: int
+    ret: Any = None
+    thrown: BaseException | None = None
+    seq: int = 0  # the driver's sequence number when it returned: events before it happened before
+
+    @property
+    def raised(self) -> bool:
+        return self.thrown is not None
+
+    def inside(self, event: Event) -> bool:
+        """Whether `event` happened synchronously inside this call."""
+        return event.in_op == self.op and (self.call is None or event.call in (None, self.call))
+
+    def shown(self) -> str:
+        return f"raised {show(self.thrown)}" if self.raised else f"returned {show(self.ret)}"
+
+
+class StreamSettler(NodeSettler):
+    """NodeSettler, that also takes the stream events the driver sends and records them in the trace."""
+
+    def __init__(self, trace: Trace, target: NodeTarget):
+        super().__init__(trace, target)
+        self.events: list[Event] = []
+        self.labels: dict[str, str] = {}  # handle -> label
+        self.calls_by_op: dict[tuple[int, int | None], str] = {}  # (op, call) -> trace text, for where events fell
+
+    def event(self, message: dict[str, Any]) -> None:
+        kind = message.get("ev")
+        if kind not in ("emit", "callback", "heard", "reaction") and not (
+                kind == "uncaught" and message.get("unhandled_error_event")):
+            super().event(message)
+            return
+        process = self.process
+        session = self.session
+        if process is None or session is None:
+            return
+        obj = str(message.get("obj", ""))
+        label = self.labels.get(obj, obj)
+        args = tuple(self.value_of(process, a) for a in message.get("args", ()))
+        thrown = process.thrown(message["thrown"]) if "thrown" in message else None
+        if kind == "uncaught":
+            thrown = process.thrown(message.get("error"))
+        event = Event(int(message.get("seq", 0)), kind, label, str(message.get("name", "")), args,
+                      message.get("in_op"), message.get("call"), int(message.get("turn", 0)), thrown)
+        self.events.append(event)
+        self._record(session, event, message.get("listeners"))
+
+    def value_of(self, process: NodeProcess, value: Any) -> Any:
+        """A value from the driver: a stream the kit holds by its label, anything else decoded."""
+        if isinstance(value, dict) and "$ref" in value:
+            return Label(self.labels.get(value["$ref"], f"<{value.get('class') or 'object'}>"))
+        return process.decode(value)
+
+    def _record(self, session: Any, event: Event, listeners: Any) -> None:
+        where = f"turn {event.turn}"
+        if event.in_op is not None:
+            inside = self.calls_by_op.get((event.in_op, event.call)) or self.calls_by_op.get((event.in_op, None))
+            where += f", inside {inside}" if inside else ", inside a kit call"
+        if event.kind == "emit":
+            kind, actor, args = "emit", event.obj, (event.name, *event.args)
+            if listeners == 0:
+                where += ", no listener"
+        elif event.kind == "callback":
+            kind, actor, args = "called", event.obj, event.args
+        elif event.kind == "heard":
+            kind, actor, args = f"listener('{event.name}')", event.obj, event.args
+        elif event.kind == "reaction":
+            kind, actor, args = event.name, event.obj, ()
+            where = f"in the listener, {where}; " + (f"raised {show(event.thrown)}" if event.thrown else "returned")
+        else:
+            session.trace.note(f"the 'error' event had no listener (the kit adds none), so it was thrown uncaught, "
+                               f"as it would be in production: {describe_error(event.thrown)}")
+            return
+        with session.apart() if event.in_op is None else contextlib.nullcontext():
+            session.trace.record(kind, actor, args, outcome=where)
+
+
+class StreamDriver:
+    """One check's streams in its Node process, with every call and event in the check's trace."""
+
+    def __init__(self, session: Any, settler: StreamSettler, rule: str):
+        self.session = session
+        self.settler = settler
+        self.rule = rule
+
+    # -- making things ---------------------------------------------------------------------------
+
+    @property
+    def process(self) -> NodeProcess:
+        return self.settler.bind(self.session)
+
+    def has(self, factory: str) -> bool:
+        return factory in self.settler.target.exports
+
+    def make(self, factory: str, *args: Any, watch: bool = True) -> Stream:
+        """Call a factory; what it throws or returns instead of an object is the target's fault (an error
+        verdict), not a rule's. `watch`: record what it emits (a JSGI stream is heard through addListener)."""
+        process = self.process
+        role = STREAM_FACTORIES.get(factory, "object")
+        text = f"{factory}({', '.join(self._shown(a) for a in args)})"
+        deadline, interrupted = self.settler.bounds()
+        signal = self.session.trace.record(factory, "module", tuple(Label(self._shown(a)) for a in args))
+        try:
+            with self.session.underway(text, "", factory):
+                reply = process.command({"op": "create", "factory": factory, "watch": watch,
+                                         "args": [self._encode(a) for a in args]},
+                                        deadline=deadline, interrupted=interrupted,
+                                        numbered=self._names(f"#{signal.seq} {text}"))
+        except (ProcessEnded, NoReply) as exc:
+            raise TargetError(f"{text}: {exc}") from None
+        if not reply.get("ok"):
+            if reply.get("missing"):
+                raise TargetError(f"{text}: the module exports no {factory}")
+            raise TargetError(f"{text} threw {describe_error(process.thrown(reply.get('thrown')))}")
+        made = reply.get("ret")
+        if not (isinstance(made, dict) and "$ref" in made):
+            raise TargetError(f"{text} returned {show(process.decode(made))}: not an object")
+        stream = Stream(made["$ref"], self.session.fresh_name(role), factory)
+        self.settler.labels[stream.handle] = stream.label
+        self.session.trace.note(f"{text} made {stream.label} ({made.get('class') or 'Object'})")
+        return stream
+
+    def callback(self, name: str = "cb") -> Callback:
+        return Callback(self.session.fresh_name(name))
+
+    @staticmethod
+    def error(message: str = "rstck: an error the kit emits on purpose") -> KitError:
+        return KitError("Error", message)
+
+    # -- calling -----------------------------------------------------------------------------------
+
+    def call(self, stream: Stream, method: str, *args: Any) -> Outcome:
+        """Call `method` on `stream`: what it returned or threw (a throw is data, not a failure)."""
+        return self.burst([(stream, method, args)])[0]
+
+    def burst(self, calls: list[tuple[Stream, str, tuple]]) -> list[Outcome]:
+        """Make several calls in one command: nothing of Node's loop (no tick, no timer) runs between them."""
+        process = self.process
+        texts = [f"{s.label}.{m}({', '.join(self._shown(a) for a in args)})" for s, m, args in calls]
+        signals = [self.session.trace.record(m, s.label, tuple(Label(self._shown(a)) for a in args))
+                   for s, m, args in calls]
+        deadline, interrupted = self.settler.bounds()
+        text = texts[0] if len(texts) == 1 else f"a burst of {len(texts)} calls ({texts[0]}, ...)"
+        fields = {"op": "batch", "calls": [{"target": s.handle, "method": m, "args": [self._encode(a) for a in args]}
+                                           for s, m, args in calls]}
+        ops: list[int] = []
+
+        def numbered(op: int) -> None:
+            ops.append(op)
+            for k, t in enumerate(texts):
+                self.settler.calls_by_op[(op, k)] = f"#{signals[k].seq} {t}"
+
+        try:
+            with self.session.underway(text, self.rule, calls[0][1]):
+                reply = process.command(fields, deadline=deadline, interrupted=interrupted, numbered=numbered)
+        except NoReply:
+            process.kill(wait=False)
+            raise RuleViolation(self.rule, f"{text} to return", "it had not returned by the deadline (synchronous "
+                                "JavaScript kept running)", timed_out=True) from None
+        except ProcessEnded as exc:
+            raise RuleViolation(self.rule, f"{text} to return", f"the Node process ended inside it: {exc}") from None
+        outcomes = []
+        for k, (result, signal) in enumerate(zip(reply.get("results", ()), signals)):
+            outcome = Outcome(texts[k], ops[0], k, int(result.get("turn", 0)), seq=int(reply.get("seq", 0)))
+            if result.get("ok"):
+                outcome.ret = self.settler.value_of(process, result.get("ret"))
+                signal.outcome = f"returned {show(outcome.ret)}"
+            else:
+                outcome.thrown = process.thrown(result.get("thrown"))
+                signal.outcome = f"threw {describe_error(outcome.thrown)}"
+            outcomes.append(outcome)
+        return outcomes
+
+    def get(self, stream: Stream, prop: str) -> Any:
+        """The value of `stream[prop]` (a function reads as <Function name>)."""
+        reply = self._simple({"op": "get", "target": stream.handle, "property": prop}, f"{stream.label}.{prop}")
+        if not reply.get("ok"):
+            thrown = self.process.thrown(reply.get("thrown"))
+            raise RuleViolation(self.rule, f"{stream.label}.{prop} to be readable", f"reading it threw "
+                                f"{describe_error(thrown)}")
+        value = self.settler.value_of(self.process, reply.get("ret"))
+        self.session.trace.note(f"{stream.label}.{prop} is {show(value)}")
+        return value
+
+    def members(self, stream: Stream, names: tuple[str, ...]) -> dict[str, str]:
+        """typeof stream[name], for each name."""
+        reply = self._simple({"op": "inspect", "target": stream.handle, "members": list(names)},
+                             f"the members of {stream.label}")
+        found = reply.get("members", {})
+        self.session.trace.note(f"{stream.label}: " + ", ".join(f"{n} is {found.get(n)}" for n in names))
+        return found
+
+    def instance_of(self, stream: Stream, classes: list[str]) -> dict[str, bool]:
+        reply = self._simple({"op": "inspect", "target": stream.handle, "classes": classes},
+                             f"the classes of {stream.label}")
+        return reply.get("instance_of", {})
+
+    def listen(self, stream: Stream, event: str, *, react: tuple[tuple[str, tuple], ...] = (), record: bool = False,
+               method: str = "on") -> None:
+        """Add a listener (recorded in the trace as the kit's own, semantics-changing act); its nth call makes
+        the nth reaction, (method, args) called on the stream inside the listener."""
+        shown = "" if not react else " reacting with " + ", ".join(f"{m}() on call {k + 1}" for k, (m, _) in
+                                                                    enumerate(react) if m)
+        signal = self.session.trace.record(method, stream.label, (event, Label("<the kit's listener>")),
+                                           outcome=f"an explicit listener{shown}")
+        reactions = [{"method": m, "args": [self._encode(a) for a in args]} if m else None for m, args in react]
+        reply = self._simple({"op": "listen", "target": stream.handle, "event": event, "react": reactions,
+                              "record": record, "method": method}, f"{stream.label}.{method}({event!r})",
+                             f"#{signal.seq} {stream.label}.{method}({event!r})")
+        if not reply.get("ok"):
+            raise TargetError(f"{stream.label}.{method}({event!r}, listener) threw "
+                              f"{describe_error(self.process.thrown(reply.get('thrown')))}")
+
+    def _names(self, text: str):
+        """What tells the settler how to name the command's id in the trace, for the events inside it."""
+        def numbered(op: int) -> None:
+            self.settler.calls_by_op[(op, None)] = text
+        return numbered
+
+    def _simple(self, fields: dict[str, Any], text: str, shown: str = "") -> dict[str, Any]:
+        process = self.process
+        deadline, interrupted = self.settler.bounds()
+        try:
+            with self.session.underway(text, self.rule, fields["op"]):
+                reply = process.command(fields, deadline=deadline, interrupted=interrupted,
+                                        numbered=self._names(shown or text))
+        except NoReply:
+            process.kill(wait=False)
+            raise RuleViolation(self.rule, f"{text} to be read", "it had not returned by the deadline",
+                                timed_out=True) from None
+        except ProcessEnded as exc:
+            raise RuleViolation(self.rule, f"{text} to be read", f"the Node process ended: {exc}") from None
+        return reply
+
+    # -- waiting and reading -----------------------------------------------------------------------
+
+    def settle(self) -> None:
+        """Until the driver is idle (no event and nothing pending for a few turns), bounded by the check's
+        deadline: a stream still busy then raises SettleTimeout, and the verdict says it rests on the deadline."""
+        self.session.settle()
+
+    def settle_or(self, rule: str, expected: str) -> None:
+        """Settle; a stream still busy at the deadline fails `rule` (decided by the deadline)."""
+        try:
+            self.session.settle()
+        except SettleTimeout as exc:
+            raise RuleViolation(rule, expected, f"not observed: {exc}", timed_out=True) from None
+
+    def events(self, stream: Stream | Callback | None = None, name: str | None = None, *, kind: str = "emit",
+               after: int = 0) -> list[Event]:
+        """The events observed so far, of `stream` (or the calls of a callback), named `name`, after seq `after`."""
+        label = None if stream is None else stream.label
+        kinds = ("callback",) if isinstance(stream, Callback) else (kind,)
+        return [e for e in self.settler.events if e.kind in kinds and (label is None or e.obj == label)
+                and (name is None or e.name == name) and e.seq > after]
+
+    def calls_of(self, callback: Callback) -> list[Event]:
+        return self.events(callback)
+
+    @property
+    def last_seq(self) -> int:
+        return self.settler.events[-1].seq if self.settler.events else 0
+
+    def note(self, text: str) -> None:
+        self.session.trace.note(text)
+
+    # -- values ------------------------------------------------------------------------------------
+
+    def _encode(self, value: Any) -> Any:
+        if isinstance(value, Stream):
+            return {"$ref": value.handle}
+        if isinstance(value, Callback):
+            return {"$callback": value.label}
+        if isinstance(value, KitError):
+            return {"$error": value.name, "message": value.message}
+        if isinstance(value, dict):
+            return {k: self._encode(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [self._encode(v) for v in value]
+        return self.process.encode(value)
+
+    def _shown(self, value: Any) -> str:
+        if isinstance(value, (Stream, Callback)):
+            return value.label
+        if isinstance(value, KitError):
+            return f"{value.name}({value.message!r})"
+        if isinstance(value, dict):
+            return "{" + ", ".join(f"{k}: {self._shown(v)}" for k, v in value.items()) + "}"
+        if isinstance(value, (list, tuple)):
+            return "[" + ", ".join(self._shown(v) for v in value) + "]"
+        return show(value)
+

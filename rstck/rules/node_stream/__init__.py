@@ -1,0 +1,256 @@
+"""Checks of the Node stream contract (specs/node-stream-contract.txt), one module per section.
+
+A check receives the check's `streams` (what the target's `open_streams` gives): it makes streams with the
+module's factories, calls their methods, and reads the events the driver observed, each placed in the kit
+call it happened inside (or none) and in a turn of Node's loop (docs/node.md, "Node streams and JSGI").
+
+The factory contract the checks rely on:
+  createReadable(chunks)   a readable that emits each of `chunks` (strings) as a data event, in order, then end
+  createWritable(options)  a writable; options.highWaterMark is how many chunks may wait before write() says
+                           false, options.written(chunk) is called once a chunk is completely written
+  createFilter()           a readable and writable stream: each chunk written comes out as a data event
+  createDuplex()           a readable and writable stream talking to another agent
+  createStream()           an instance of the Stream base class (optional)
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+from ...verdict import NotApplicable, RuleViolation
+from .. import rule as _rule
+
+# The chunks a readable is made with, and the high-water mark a writable is made with.
+CHUNKS = ("a", "b", "c")
+HIGH_WATER_MARK = 4
+
+# The factory each section's checks need (their subject).
+SECTION_SUBJECTS = {"base": "stream", "writable": "writable", "readable": "readable", "filter": "filter",
+                    "duplex": "duplex", "guidelines": "readable"}
+
+
+def rule(rule_id: str, *, needs: set[str] | None = None, role: str | None = None):
+    """@rule for a stream check: registered with its section's subject as what it needs (its role: its
+    section), and called with the check's streams (a call that never returns is charged to `rule_id`)."""
+
+    def register(func: Callable[[Any], None]) -> Callable[..., None]:
+        section = func.__module__.rsplit(".", 1)[-1]
+        wanted = needs if needs is not None else {SECTION_SUBJECTS.get(section, "jsgi")}
+
+        @functools.wraps(func)
+        def check(session: Any) -> None:
+            func(session.target.open_streams(session, rule_id))
+
+        return _rule(rule_id, needs=frozenset(wanted), role=role)(check)
+
+    return register
+
+
+# -- making streams --------------------------------------------------------------------------------
+
+def new_writable(streams: Any, high_water_mark: int = HIGH_WATER_MARK) -> tuple[Any, Any]:
+    """A writable made with the kit's options, and the callback it reports written chunks to."""
+    written = streams.callback("written")
+    return streams.make("createWritable", {"highWaterMark": high_water_mark, "written": written}), written
+
+
+def new_readable(streams: Any, chunks: tuple[str, ...] = CHUNKS) -> Any:
+    return streams.make("createReadable", list(chunks))
+
+
+def pipe_destination(streams: Any) -> Any:
+    """A stream to pipe into: the module's writable, else an instance of its Stream base class."""
+    if streams.has("createWritable"):
+        return new_writable(streams)[0]
+    return streams.make("createStream")
+
+
+# -- what was observed -----------------------------------------------------------------------------
+
+def text_of(value: Any) -> Any:
+    """A chunk as text where it is one: Node hands a written string to the sink as a Buffer."""
+    if isinstance(value, (bytes, bytearray)):
+        try:
+            return bytes(value).decode("utf-8")
+        except UnicodeDecodeError:
+            return value
+    return value
+
+
+def chunks_of(events: list[Any]) -> list[Any]:
+    return [text_of(e.args[0]) if e.args else None for e in events]
+
+
+def written_chunks(streams: Any, written: Any) -> list[Any]:
+    return chunks_of(streams.calls_of(written))
+
+
+def expect_no_throw(rule: str, outcome: Any) -> None:
+    if outcome.raised:
+        raise RuleViolation(rule, f"{outcome.text} not to throw", outcome.shown())
+
+
+def expect_throw(rule: str, outcome: Any, when: str) -> None:
+    if not outcome.raised:
+        raise RuleViolation(rule, f"{outcome.text} to throw {when}", outcome.shown())
+
+
+def expect_returned(rule: str, outcome: Any, value: Any) -> None:
+    """The call returned `value` (a stream the kit holds, compared by identity through its handle)."""
+    if outcome.raised or str(outcome.ret) != str(value):
+        raise RuleViolation(rule, f"{outcome.text} to return {value}", outcome.shown())
+
+
+def expect_pipe_returns(streams: Any, rule: str, stream: Any, dest: Any) -> None:
+    """stream.pipe(dest) returns dest; settled afterwards, so the piping runs to its end inside the check."""
+    expect_returned(rule, streams.call(stream, "pipe", dest), dest)
+    streams.settle()
+
+
+def expect_called(streams: Any, rule: str, callback: Any, what: str) -> list[Any]:
+    """Settle; `callback` must have been called (a settle that ran into the deadline says so)."""
+    streams.settle_or(rule, f"{callback} to be called {what}")
+    calls = streams.calls_of(callback)
+    if not calls:
+        raise RuleViolation(rule, f"{callback} to be called {what}", "it was never called (settled: the driver was "
+                            "idle)")
+    return calls
+
+
+def expect_not_synchronous(rule: str, events: list[Any], outcome: Any, what: str) -> None:
+    """None of `events` happened inside the kit call that caused it (`outcome`): not before nextTick."""
+    early = [e for e in events if outcome.inside(e)]
+    if early:
+        raise RuleViolation(rule, f"{what} not before nextTick", f"#{early[0].seq} {early[0].obj} "
+                            f"{'called' if early[0].kind == 'callback' else 'emitted ' + repr(early[0].name)} "
+                            f"synchronously inside {outcome.text}, in turn {early[0].turn}")
+
+
+def expect_emitted(streams: Any, rule: str, stream: Any, name: str, what: str, *, after: int = 0) -> list[Any]:
+    """Settle; `stream` must have emitted `name` after seq `after`."""
+    streams.settle_or(rule, f"{stream} to emit {name!r} {what}")
+    found = streams.events(stream, name, after=after)
+    if not found:
+        raise RuleViolation(rule, f"{stream} to emit {name!r} {what}", f"no {name!r} event (settled: the driver "
+                            "was idle)")
+    return found
+
+
+def flag(streams: Any, stream: Any, name: str) -> Any:
+    return streams.get(stream, name)
+
+
+def expect_flag(streams: Any, rule: str, stream: Any, name: str, value: bool, when: str) -> None:
+    found = streams.get(stream, name)
+    if found is not value:
+        raise RuleViolation(rule, f"{stream}.{name} to be {str(value).lower()} {when}", f"it is {found!r}")
+
+
+def expect_members(streams: Any, rule: str, stream: Any, flags: tuple[str, ...], methods: tuple[str, ...]) -> None:
+    found = streams.members(stream, flags + methods)
+    missing = [f"{name} (a flag)" for name in flags if found.get(name) in ("undefined", "throws")]
+    missing += [f"{name}()" for name in methods if found.get(name) != "function"]
+    if missing:
+        raise RuleViolation(rule, f"{stream} to have {', '.join(flags + tuple(m + '()' for m in methods))}",
+                            f"it lacks {', '.join(missing)}")
+
+
+def require_method(streams: Any, stream: Any, method: str, why: str) -> None:
+    """n/a unless `stream` has `method` (another item judges its absence)."""
+    if streams.members(stream, (method,)).get(method) != "function":
+        raise NotApplicable(f"{stream} has no {method}() ({why})")
+
+
+def instance_of_stream(streams: Any, rule: str, stream: Any) -> None:
+    """SHOULD be an instanceof the Stream base class: Node's own, the module's exported Stream, or the class of
+    what createStream() returns."""
+    classes = ["stream", "Stream"]
+    if streams.has("createStream"):
+        base = streams.make("createStream")
+        classes.append(f"like:{base.handle}")
+    found = streams.instance_of(stream, classes)
+    if not any(found.values()):
+        raise RuleViolation(rule, f"{stream} to be an instance of the Stream base class (Node's Stream, the "
+                            "module's Stream, or the class of createStream())", "it is an instance of none")
+
+
+def destroyed_twice_at_once_does_nothing(streams: Any, rule: str, stream: Any) -> None:
+    """destroy(); destroy(); in one go (nothing of Node's loop between them): the second throws nothing, and
+    once settled no event was emitted twice (a second destroy, end or close) and no error was emitted."""
+    mark = streams.last_seq
+    first, second = streams.burst([(stream, "destroy", ()), (stream, "destroy", ())])
+    if first.raised:
+        raise RuleViolation(rule, f"{first.text} to return, then do nothing when called again", first.shown())
+    if second.raised:
+        raise RuleViolation(rule, "a second destroy() to do nothing", second.shown())
+    streams.settle_or(rule, "destroy() to complete")
+    names = [e.name for e in streams.events(stream, after=mark)]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice or "error" in names:
+        shown = ", ".join(f"{name!r} {names.count(name)} times" for name in twice) or "'error'"
+        raise RuleViolation(rule, "a second destroy() to do nothing", f"after destroy(); destroy(); it emitted "
+                            f"{shown}")
+
+
+def destroyed_twice_does_nothing(streams: Any, rule: str, stream: Any) -> None:
+    """destroy(), settle, destroy() again: the second call throws nothing and emits nothing, then or later."""
+    first = streams.call(stream, "destroy")
+    if first.raised:
+        raise RuleViolation(rule, f"{first.text} to return, then do nothing when called again", first.shown())
+    streams.settle_or(rule, "the first destroy() to complete")
+    mark = streams.last_seq
+    second = streams.call(stream, "destroy")
+    if second.raised:
+        raise RuleViolation(rule, "a second destroy() to do nothing", second.shown())
+    streams.settle_or(rule, "a second destroy() to do nothing")
+    again = streams.events(stream, after=mark)
+    if again:
+        raise RuleViolation(rule, "a second destroy() to do nothing", "it emitted " + ", ".join(
+            f"#{e.seq} {e.name!r}" for e in again))
+
+
+
+def expect_call_emits(streams: Any, rule: str, stream: Any, method: str, name: str, what: str) -> list[Any]:
+    """`method`() throws nothing, and once settled `stream` has emitted `name`."""
+    expect_no_throw(rule, streams.call(stream, method))
+    return expect_emitted(streams, rule, stream, name, what)
+
+
+def expect_callback_called(streams: Any, rule: str, stream: Any, method: str, args: tuple, what: str) -> list[Any]:
+    """`method`(*args, cb) throws nothing, and once settled cb has been called."""
+    cb = streams.callback()
+    expect_no_throw(rule, streams.call(stream, method, *args, cb))
+    return expect_called(streams, rule, cb, what)
+
+
+def expect_flag_false_once_destroyed(streams: Any, rule: str, stream: Any, name: str) -> None:
+    """Once destroy() has returned, the flag `name` is false, and stays so once destroyed."""
+    expect_no_throw(rule, streams.call(stream, "destroy"))
+    expect_flag(streams, rule, stream, name, False, "once destroy() has returned")
+    streams.settle_or(rule, "destroy() to complete")
+    expect_flag(streams, rule, stream, name, False, "once destroyed")
+
+
+def expect_throw_after(streams: Any, rule: str, stream: Any, closer: str, when: str) -> None:
+    """`closer`(), then write('x'): the write throws (settled before judging, so nothing is left running)."""
+    expect_no_throw(rule, streams.call(stream, closer))
+    outcome = streams.call(stream, "write", "x")
+    streams.settle()
+    expect_throw(rule, outcome, when)
+
+
+def expect_callback_not_synchronous(streams: Any, rule: str, stream: Any, method: str, args: tuple, what: str,
+                                    cb_what: str) -> None:
+    """`method`(*args, cb): cb is not called inside that call (settled first: `what` is what settling waits for)."""
+    cb = streams.callback()
+    outcome = streams.call(stream, method, *args, cb)
+    expect_no_throw(rule, outcome)
+    streams.settle_or(rule, what)
+    expect_not_synchronous(rule, streams.calls_of(cb), outcome, cb_what)
+
+
+def expect_not_before_last_data(rule: str, event: Any, data: list[Any], expected: str) -> None:
+    """`event` came after the last of the `data` events (if there were any)."""
+    if data and event.seq < data[-1].seq:
+        raise RuleViolation(rule, expected, f"{event.name} #{event.seq} before data #{data[-1].seq}")

@@ -1,0 +1,4 @@
+'use strict';
+// A module that throws while it loads.
+
+throw new Error('this module does not load');

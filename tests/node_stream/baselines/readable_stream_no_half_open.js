@@ -1,0 +1,6 @@
+'use strict';
+// readable-stream's Duplex made with allowHalfOpen: false, the only kind node.duplex.3 concerns:
+// tests/node_stream/test_baselines.py.
+const { createDuplex } = require('./family.js')(require('readable-stream'), { allowHalfOpen: false });
+
+module.exports = { createDuplex };

@@ -1,0 +1,12 @@
+'use strict';
+// node.readable.18: destroy() on a readable that never flowed emits no end.
+const { Stream, Readable } = require('../../../rstck/reference/js/streams.js');
+
+class Mutant extends Readable {
+  destroy(callback) {
+    if (!this._started) this._endEmitted = true;
+    super.destroy(callback);
+  }
+}
+
+module.exports = { Stream, createReadable: (chunks) => new Mutant(chunks) };
