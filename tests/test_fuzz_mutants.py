@@ -144,7 +144,7 @@ GUARD_ROLES = [("baseline", "publisher"), ("lazy_completion", "publisher"), ("ex
                ("shuts_down_after_cancel", "publisher"), ("baseline_subscriber", "subscriber"),
                ("cancels_after_three", "subscriber"), ("asynchronous_requests", "subscriber"),
                ("reference_identity_processor", "processor")]
-GUARD_EXAMPLES = 200
+GUARD_EXAMPLES = 100
 
 
 @pytest.mark.parametrize("name,role", GUARD_ROLES, ids=[name for name, _ in GUARD_ROLES])

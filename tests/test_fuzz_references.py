@@ -16,8 +16,8 @@ from rstck.fuzz.budgets import ROLES
 from rstck.fuzz.campaign import Shard, run_shard_on
 from rstck.target import Target
 
-EXAMPLES = int(os.environ.get("RSTCK_FUZZ_REFERENCE_EXAMPLES", "300"))
-PER_RUN = 100
+EXAMPLES = int(os.environ.get("RSTCK_FUZZ_REFERENCE_EXAMPLES", "150"))
+PER_RUN = 75
 
 CASES = [(name, role) for name, target in sorted(vars(rstck.reference.targets).items()) if isinstance(target, Target)
          for role in ROLES if role in target.capabilities]
