@@ -6,7 +6,8 @@
 
 from __future__ import annotations
 
-from .rules import STREAM_SUBJECTS
+from .plan import SUBJECTS
+from .rules.catalog import DEFAULT_PROFILE
 from .target import Target
 
 
@@ -14,10 +15,9 @@ class Verification:
     """Runs the checks whose subject is in `subjects` against `target` (set by the subclass)."""
 
     target: Target | None = None
-    subjects: frozenset[str] = frozenset({"publisher", "subscriber", "processor", "server", "client",
-                                          *STREAM_SUBJECTS})
+    subjects: frozenset[str] = frozenset(SUBJECTS)
     rules: str | None = None  # an optional selection, "1.*,3.9"
-    profile: str = "default"  # which catalogues' checks run: "default", an opt-in profile ("spi-draft"), "all"
+    profile: str = DEFAULT_PROFILE  # which catalogues' checks run: "default", an opt-in profile ("spi-draft"), "all"
     timeout_s: float | None = None
 
 

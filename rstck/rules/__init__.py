@@ -87,9 +87,9 @@ def rule(rule_id: str, *, needs: set[str] | frozenset[str] | None = None, role: 
 
     def register(func: Callable[..., None]) -> Callable[..., None]:
         path = func.__module__.split(".")
-        role_ = role or (path[-2] if "network" in path else path[-1])
-        chosen = frozenset(needs) if needs is not None else _DEFAULT_NEEDS.get(role_, frozenset())
-        _CHECKS.append(Check(rule_id, func.__name__, func, chosen, role_))
+        section = role or (path[-2] if "network" in path else path[-1])
+        chosen = frozenset(needs) if needs is not None else _DEFAULT_NEEDS.get(section, frozenset())
+        _CHECKS.append(Check(rule_id, func.__name__, func, chosen, section))
         return func
 
     return register
