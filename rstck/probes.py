@@ -2,7 +2,7 @@
 probe publisher that drives a subscriber under test.
 
 A probe is a well-behaved peer: it obeys the rules of its role itself (its own calls are
-serial, it never asks for more after a terminal signal, it never signals beyond demand), and
+serial, it asks after a terminal signal only to check that the call is a NOP, it never signals beyond demand), and
 what it would do against them is recorded as a fault of the kit, never charged to the target.
 It records every call into the trace and monitors the other side's rules as signals arrive. A
 monitor never raises into the implementation: it records the violation with the id of the rule
@@ -16,6 +16,7 @@ import threading
 import time
 from typing import Any, Callable
 
+from .api import MAX_DEMAND
 from .signals import HEAD as TAPE_HEAD
 from .signals import Label, Signal, kept_as as _kept_as, show
 from .signals import SMALL_INT_HIGH as _SMALL_INT_HIGH
@@ -86,6 +87,11 @@ class SerialCalls:
                 self.run(queued)
         return True
 
+    @property
+    def running_on(self) -> int | None:
+        """The thread a call is running on now, if any."""
+        return self._owner
+
     def _run_queued(self) -> None:
         while True:
             with self._free:
@@ -93,6 +99,10 @@ class SerialCalls:
                     return
                 queued = self._queue.popleft()
             queued()
+
+
+def _ordinary_demand(n: Any) -> bool:
+    return isinstance(n, int) and not isinstance(n, bool) and 0 < n < MAX_DEMAND
 
 
 class ProbeSubscriber:
@@ -111,7 +121,7 @@ class ProbeSubscriber:
 
     def __init__(self, session: Any, name: str, *, on_subscribe: Reaction | None = None,
                  on_next: Reaction | None = None, dwell_s: float = 0.0, fail_on_next: bool = False,
-                 keep: int = KEEP_ELEMENTS, timed: bool = False):
+                 keep: int = KEEP_ELEMENTS, timed: bool = False, linger_in: frozenset[str] = frozenset()):
         self._session = session
         self.trace = session.trace
         self.name = name
@@ -126,12 +136,16 @@ class ProbeSubscriber:
         self.requested = 0  # demand signalled while the subscription was live
         self.cancelled = False
         self.cancelled_at: int | None = None  # elements received when the first cancel was made
+        self._cancel_under_way = False  # the first cancel's call has not returned yet
         self._cancel_settled = False
         self.silence_rule: str | None = None
-        self.calls_after_terminal = 0  # cancels made after on_complete/on_error (1.6)
+        self.calls_after_terminal = 0  # requests and cancels made after on_complete/on_error (1.6)
         self._max_depth = 0  # deepest nesting of on_next within on_next on one thread, past the first
         self.reactions = {"on_subscribe": on_subscribe, "on_next": on_next}
         self.dwell_s = dwell_s
+        # Signals in which the probe, once its reaction has run, lingers (rstck.perturb): the target's other
+        # threads then run while it is still inside, as they would on a loaded machine.
+        self.linger_in = frozenset(linger_in)
         self.fail_on_next = fail_on_next
         self.failed_on_purpose = False
         self.timed = timed  # measure how long each request takes (3.4)
@@ -191,14 +205,26 @@ class ProbeSubscriber:
     def _refresh(self) -> None:
         """Whether an on_next needs nothing but counting: no reaction, no dwell, nothing wrong so far."""
         self._simple = (self.subscribed == 1 and not (self.completed or self.errors or self.silence_rule
-                                                      or self._cancel_settled or self.fail_on_next or self.dwell_s
+                                                      or self._cancel_settled or self._cancel_under_way
+                                                      or self.fail_on_next or self.dwell_s
+                                                      or "on_next" in self.linger_in
                                                       or self.timed or self._session.abandoned)
                         and self.reactions["on_next"] is None)
+
+    def linger_also(self, kind: str) -> None:
+        """From now on the probe lingers inside `kind` too (rstck.perturb)."""
+        self.linger_in = self.linger_in | {kind}
+        self._refresh()
 
     def react(self, kind: str, reaction: Reaction | None) -> None:
         """Set (or clear, with None) what the probe does from inside `kind`."""
         self.reactions[kind] = reaction
         self._refresh()
+
+    @property
+    def calling_thread(self) -> int | None:
+        """The thread one of the probe's own calls (request, cancel) is running on now, if any."""
+        return self._calls.running_on
 
     @property
     def max_depth(self) -> int:
@@ -257,6 +283,10 @@ class ProbeSubscriber:
             reaction = self.reactions.get(kind)
             if reaction is not None:
                 self._session.run_reaction(reaction, self, *args)
+            if kind in self.linger_in:
+                from .perturb import linger
+
+                linger(self._session, why=f"inside {kind}")
             if kind == "on_next" and self.fail_on_next and not self.failed_on_purpose:
                 self.failed_on_purpose = True
                 self.silence("2.13")  # from now on the subscription counts as cancelled, by both sides
@@ -312,6 +342,8 @@ class ProbeSubscriber:
         """Count an element or terminal signal once it has been judged (the draft's probe shares this)."""
         if kind == "on_next":
             self.received += 1
+            if self._cancel_under_way and self._session.happened_before_the_call():
+                self.cancelled_at = self.received  # delivered before the cancel reached the publisher (3.12)
             if len(self.elements) < self.keep:
                 self.elements.append(args[0])
         elif kind == "on_complete":
@@ -321,27 +353,53 @@ class ProbeSubscriber:
 
     # -- what the kit calls on the subscription -------------------------------------
 
-    def request(self, n: int, *, rule_if_raises: str | None = None) -> None:
-        """Signal demand. A raise is a violation of 3.16 (3.2 when called from within a signal)."""
+    def request(self, n: int, *, rule_if_raises: str | None = None, judged_all_the_same: bool = False) -> None:
+        """Signal demand. A raise is a violation of 3.16 (3.2 when called from within a signal).
+        `judged_all_the_same`: a raise does not stop the check, whose own item judges what else this request
+        must do (3.9: signal on_error; 3.17: deliver), so that each sentence one call breaks is charged."""
         if self.subscription is None:
             self._no_subscription("request")
             return
-        self._calls.run(lambda: self._request_now(n, rule_if_raises))
+        judged = {"judged_all_the_same": True} if judged_all_the_same else {}  # (a subclass may not take it)
+        self._calls.run(lambda: self._request_now(n, rule_if_raises, **judged))
 
-    def _request_now(self, n: int, rule_if_raises: str | None) -> None:
+    def _request_now(self, n: int, rule_if_raises: str | None, *, judged_all_the_same: bool = False) -> None:
         if self.terminated:  # a probe asks for nothing once its stream has ended, as 2.4 asks of subscribers
             self.trace.note(f"{self.name} does not request({show(n)}): its stream has ended ({self._terminal_text()})")
             return
-        if isinstance(n, int) and n > 0 and not self.cancelled:
+        # A request made from inside a signal that happened before the pending cancel reached the publisher
+        # (delivered to the kit while it waited for that cancel) is demand the publisher still counts.
+        before_the_cancel = self._cancel_under_way and self._session.happened_before_the_call()
+        if isinstance(n, int) and n > 0 and (not self.cancelled or before_the_cancel):
             self.requested += n
-        reentrant = threading.get_ident() in self._inside
+        # A raise from inside a signal is 3.2's only for a demand every publisher must take as it is: one at
+        # a bound (<= 0, or 2**63-1 and beyond, which 3.9 and 3.17 let a publisher treat apart) may have been
+        # refused for its value, wherever it was asked, and that breaks 3.16 alone.
+        reentrant = threading.get_ident() in self._inside and _ordinary_demand(n)
         rule = rule_if_raises or ("3.2" if reentrant else "3.16")
         before = getattr(self._callback_ns, "value", 0)
         started = time.perf_counter_ns()
-        self._session.call(self.subscription, "request", (n,), actor=self.subscription_name, rule_if_raises=rule)
+        self._session.call(self.subscription, "request", (n,), actor=self.subscription_name, rule_if_raises=rule,
+                           check_goes_on=judged_all_the_same)
         if self.timed:
             spent_in_probe = getattr(self._callback_ns, "value", 0) - before
             self.last_request_s = max(0, time.perf_counter_ns() - started - spent_in_probe) / 1e9
+
+    def request_after_terminal(self, n: int, *, rule_if_raises: str = "1.6") -> None:
+        """Request once the stream has ended: the subscription counts as cancelled (1.6), so the call must
+        return normally and draw no signal (3.6), whatever `n` (3.9 binds only a live subscription). A
+        subscriber may make it: 2.4 asks it to consider the subscription cancelled, and calls on a cancelled
+        subscription are NOPs."""
+        if self.subscription is None:
+            self._no_subscription("request")
+            return
+        self._calls.run(lambda: self._request_after_terminal_now(n, rule_if_raises))
+
+    def _request_after_terminal_now(self, n: int, rule_if_raises: str) -> None:
+        assert self.terminated, "only a stream that has ended is asked after its end"
+        self.calls_after_terminal += 1
+        self._session.call(self.subscription, "request", (n,), actor=self.subscription_name,
+                           rule_if_raises=rule_if_raises)
 
     def cancel(self, *, rule_if_raises: str = "3.15") -> None:
         """Cancel; also allowed after a terminal signal, where it must be a NOP (1.6)."""
@@ -351,12 +409,26 @@ class ProbeSubscriber:
         self._calls.run(lambda: self._cancel_now(rule_if_raises))
 
     def _cancel_now(self, rule_if_raises: str) -> None:
-        if not self.cancelled:
+        first = not self.cancelled
+        if first:
             self.cancelled_at = self.received
         self.cancelled = True
         self.calls_after_terminal += self.terminated
-        self._session.call(self.subscription, "cancel", (), actor=self.subscription_name,
-                           rule_if_raises=rule_if_raises)
+        self._cancel_under_way = first
+        self._refresh()  # an element that comes meanwhile takes the slow path, which tells when it was sent
+        try:
+            self._session.call(self.subscription, "cancel", (), actor=self.subscription_name,
+                               rule_if_raises=rule_if_raises)
+        finally:
+            self._cancel_under_way = False
+            self._refresh()
+
+    def let_go_of_subscription(self) -> None:
+        """Drop the probe's reference to its (cancelled) subscription: the kit's own reference is no
+        reference of the publisher's (3.13), and across a bridge to another process it would keep the
+        publisher's objects, and through them this probe, reachable."""
+        assert self.cancelled, "only a cancelled subscription is let go of"
+        self.subscription = None
 
     def _no_subscription(self, call: str) -> None:
         if not self._session.violations:  # once is evidence enough
@@ -441,8 +513,9 @@ class ProbeSubscription:
     """The subscription the kit's probe publisher hands to a subscriber under test.
 
     It records every request/cancel and monitors the subscriber's rules on each call:
-    2.3 (no call from inside on_complete/on_error), 2.4 (no request once they have returned),
-    2.7 (calls serial across threads) and 3.1 (called only from its own subscriber's context).
+    2.3 (no call from inside on_complete/on_error), 2.7 (calls serial across threads) and 3.1 (called
+    only from its own subscriber's context). A request once they have returned is a NOP the subscriber may
+    make (1.6, 3.6); only a profile without those sentences (the SPI draft, by its alias of 2.4) charges it.
     """
 
     def __init__(self, publisher: "ProbePublisher", subscriber: Any, name: str):
@@ -503,6 +576,10 @@ class ProbeSubscription:
                                 f"{where} began on {signal.thread} while another call was still running")
             if self.publisher.dwell_s and threading.current_thread() is not session.check_thread:
                 time.sleep(self.publisher.dwell_s)  # widen the window in which an overlap can show
+            if self.publisher.linger_in_calls and not overlapping:
+                from .perturb import linger
+
+                linger(session, why=f"inside {kind}")
             if inside and inside[-1][0] is not self.subscriber and all(s is not self.subscriber for s, _ in inside):
                 session.violate("3.1", "request/cancel called only from within its own subscriber",
                                 f"{where} was made while {session.label(inside[-1][0])} was being signalled")
@@ -512,8 +589,12 @@ class ProbeSubscription:
             elif in_terminal:
                 session.violate("2.3", f"no call on the subscription from within {in_terminal[-1]}", where)
             elif terminal and terminal_returned and kind == "request":
-                session.violate("2.4", f"the subscription considered cancelled after {terminal}: no request",
-                                where)
+                if "2.4" in session.rule_aliases:  # a profile with no sentence that makes the call a NOP (the draft)
+                    session.violate("2.4", f"the subscription considered cancelled after {terminal}: no request",
+                                    where)
+                else:  # 1.6 and 3.6 make it a NOP, which a subscriber considering it cancelled may still make
+                    session.trace.note(f"{where} came after {terminal}: a NOP on a subscription that counts as "
+                                       "cancelled (1.6, 3.6), not charged to 2.4")
         finally:
             with self._lock:
                 self._calling[me] -= 1
@@ -534,11 +615,15 @@ class ProbePublisher:
     subscription_class = ProbeSubscription  # an opt-in profile's kit publisher hands out its own
 
     def __init__(self, session: Any, name: str, *, elements: Any = None,
-                 fail_with: BaseException | None = None, dwell_s: float = 0.0, second_subscription: bool = False):
+                 fail_with: BaseException | None = None, dwell_s: float = 0.0, second_subscription: bool = False,
+                 linger_in_calls: bool = False):
         self.session = session
         self.name = name
         self.subscriptions: list[ProbeSubscription] = []
         self.dwell_s = dwell_s
+        # Whether a request or cancel lingers (rstck.perturb) until the subscriber's other threads have done what
+        # they can: a call they make meanwhile overlaps it (2.7), on a quiet machine as on a loaded one.
+        self.linger_in_calls = linger_in_calls
         self.second_subscription = second_subscription  # the 2.5 premise: a subscriber already subscribed
         self._source = iter(elements) if elements is not None else None
         self._ahead: Any = _NOTHING

@@ -58,6 +58,9 @@ class Result:
     loaded_as: str = ""  # MODULE:ATTR of the target, when it was loaded by that name
     description: str = ""  # what the check does: the first paragraph of its docstring
     deviation: dict[str, str] | None = None  # the allowlist entry that made a failure `allowed`
+    # Items other than `violated` this check decided too, each {rule, verdict, reason}: another sentence the
+    # same behaviour broke, or the check's own item when another's finding did not keep it from deciding.
+    also_charged: list[dict[str, str]] = dataclasses.field(default_factory=list)
     recorded_at: str = dataclasses.field(default_factory=recorded_now)
 
     reason: str = ""  # one line, for tables
@@ -187,9 +190,9 @@ def _judge(result: Result, session: Session, exc: BaseException | None) -> None:
     if exc is None and session.kit_errors:
         exc = session.kit_errors[0]
     if session.violations and not isinstance(exc, (TargetError, BadInput)):
-        # What the probes saw happened before whatever ended the check: the most severe of
-        # those and the check's own finding is the verdict.
-        exc = load_catalog().most_severe(session.violations + ([exc] if isinstance(exc, RuleViolation) else []))
+        # What the probes saw happened before whatever ended the check: the most severe of those and the
+        # check's own finding is the verdict, and every other item found broken is charged as well.
+        exc = _charge_every_finding(result, session, exc)
     if exc is None:
         return
     if isinstance(exc, RuleViolation):
@@ -218,6 +221,36 @@ def _judge(result: Result, session: Session, exc: BaseException | None) -> None:
         tb = "".join(traceback.format_exception(exc)).rstrip()
         result.reason = f"the kit broke: {show(exc)}"
         result.message = f"error: {result.reason}\n{textwrap.indent(tb, '    ')}"
+
+
+def _charge_every_finding(result: Result, session: Session, exc: BaseException | None) -> RuleViolation:
+    """The finding the row's verdict is (the most severe; the first recorded among equals), with every other
+    item found broken, and the check's own item when it was decided all the same, in `also_charged`: one
+    behaviour that breaks two sentences fails both items."""
+    catalog = load_catalog()
+    findings = list(session.violations)
+    if isinstance(exc, RuleViolation) and all(exc is not v for v in findings):
+        findings.append(exc)
+    first_of: dict[str, RuleViolation] = {}
+    for finding in findings:
+        first_of.setdefault(finding.rule, finding)
+    primary = catalog.most_severe(findings)
+    for rule, finding in first_of.items():
+        if rule != primary.rule:
+            verdict = LEVEL_VERDICTS[catalog[rule].level].value
+            result.also_charged.append({"rule": rule, "verdict": verdict, "reason": _reason(finding)})
+    if primary.rule != result.rule and result.rule not in first_of:
+        if isinstance(exc, (Unsupported, NotApplicable)):  # the check decided its own item all the same
+            verdict = Verdict.UNSUPPORTED if isinstance(exc, Unsupported) else Verdict.NOT_APPLICABLE
+            result.also_charged.append({"rule": result.rule, "verdict": verdict.value, "reason": str(exc)})
+        elif session.check_returned:  # it ran to its end: nothing it expected was missing
+            result.also_charged.append({"rule": result.rule, "verdict": Verdict.PASS.value, "reason": ""})
+    return primary
+
+
+def _reason(violation: RuleViolation) -> str:
+    return f"{violation.rule}: expected {violation.expected}; observed {violation.observed}" + (
+        " (decided by a deadline)" if violation.timed_out else "")
 
 
 def _judge_hang(result: Result, session: Session, hang: Hang) -> None:
@@ -260,3 +293,6 @@ def _violation(result: Result, violation: RuleViolation) -> None:
     result.reason = f"{violation.rule}: expected {violation.expected}; observed {violation.observed}{bound}"
     result.message = (f"{header}\n  expected: {violation.expected}\n"
                       f"  observed: {violation.observed}{bound}")
+    for other in result.also_charged:
+        if other["verdict"] != Verdict.PASS.value:
+            result.message += f"\n  also {other['verdict']}: {other['reason']}"

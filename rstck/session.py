@@ -82,6 +82,7 @@ class Session:
         self.surfaced: list[str] = []  # how the on-purpose error came back: raised, log, thread, loop
         self.kit_subscriptions: list[ProbeSubscription] = []
         self.abandoned = False  # the runner gave up on this check: what it left behind is counted, not judged
+        self.check_returned = False  # the check ran to its end: it decided its own item
         self._settler = target.make_settler(self.trace)
         self.must_broken = False  # a MUST item is violated already
         self._settler.broken = lambda: self.must_broken
@@ -270,6 +271,10 @@ class Session:
         finally:
             stack.pop()
 
+    def happened_before_the_call(self) -> bool:
+        """Whether what reaches the kit now is run `apart()`: it happened before the call the kit waits for."""
+        return bool(self._signalling.__dict__.get("apart"))
+
     def signals_in_progress(self) -> list[tuple[Any, str]]:
         """(subscriber, signal kind) of the kit's signals this thread is inside, outermost first."""
         return list(self._signalling.__dict__.get("stack", ()))
@@ -282,9 +287,11 @@ class Session:
         local = self._signalling.__dict__
         stack = local.pop("stack", None)
         depth = self.trace.nest_under_nothing()
+        local["apart"] = local.get("apart", 0) + 1
         try:
             yield
         finally:
+            local["apart"] -= 1
             self.trace.nest_again(depth)
             if stack is not None:
                 local["stack"] = stack
@@ -303,12 +310,17 @@ class Session:
         return self.target.invoke(self, function, args)
 
     def call(self, obj: Any, method: str, args: tuple, *, actor: str, rule_if_raises: str,
-             rule_if_hangs: str | None = None) -> BaseException | None:
-        """Call a method of the implementation, record it, and charge a raise to `rule_if_raises`.
+             rule_if_hangs: str | None = None, check_goes_on: bool = False) -> BaseException | None:
+        """Call a method of the implementation, record it, and charge a raise to `rule_if_raises`
+        (`check_goes_on`: the raise does not stop the check, which still judges what else the call did).
 
         Whatever the implementation raises is its own doing, BaseExceptions included (a KeyboardInterrupt
         or SystemExit raised by its code is no signal to the kit: the check runs on a thread of its own,
         and a real interrupt from the terminal reaches the main thread only)."""
+        if type(obj).__module__.startswith("rstck.") and not callable(getattr(obj, method, None)):
+            # The kit's own stand-in for the implementation's object (an adapter's proxy) lacks the method:
+            # a defect of the kit, never a raise of the implementation's.
+            raise AssertionError(f"the kit's stand-in {self.label(obj)} has no {method}() method")
         signal = self.trace.record(method, actor, args)
         hang_rule = rule_if_hangs or {"cancel": "3.5"}.get(method, rule_if_raises)
         with self.underway(signal.call_text(), hang_rule, method):
@@ -325,7 +337,8 @@ class Session:
                 if retry is not None:
                     raise retry from exc
                 signal.outcome = f"raised {show(exc)}"
-                self.violate(rule_if_raises, f"{method}() to return normally", f"#{signal.seq} raised {show(exc)}")
+                self.violate(rule_if_raises, f"{method}() to return normally", f"#{signal.seq} raised {show(exc)}",
+                             check_goes_on=check_goes_on)
                 return exc
             finally:
                 signal.returned_ns = time.monotonic_ns()
@@ -366,10 +379,11 @@ class Session:
                 signal.outcome = "returned normally"
                 self.violate(rule, f"{method}() to raise {error_type}", f"#{signal.seq} returned normally")
 
-    def violate(self, rule: str, expected: str, observed: str) -> None:
+    def violate(self, rule: str, expected: str, observed: str, *, check_goes_on: bool = False) -> None:
         """Record a violation. The first few of each rule are kept with their trace context; after that
         they are only counted, so that an implementation that breaks a rule on every element of an endless
-        stream costs no memory."""
+        stream costs no memory. `check_goes_on`: the violation does not stop the check at its next settle
+        or expectation (it is raised when the check ends), so that the check still judges its own item."""
         charged = self.rule_aliases.get(rule, rule)
         if charged is None:
             self.trace.note(f"{observed} (not charged by this check: {rule} of the core, or an item it does not judge)")
@@ -378,7 +392,9 @@ class Session:
         seen = self.violation_counts[rule] = self.violation_counts.get(rule, 0) + 1
         if seen > VIOLATIONS_KEPT_PER_RULE:
             return
-        self.violations.append(RuleViolation(rule, expected, observed))
+        violation = RuleViolation(rule, expected, observed)
+        violation.check_goes_on = check_goes_on
+        self.violations.append(violation)
         self.must_broken = self.must_broken or load_catalog()[rule].is_must
         more = " (further ones are counted, not shown)" if seen == VIOLATIONS_KEPT_PER_RULE else ""
         self.trace.record("violation", "", (Label(f"!! {rule}: {observed}{more}"),))
@@ -416,23 +432,25 @@ class Session:
         except Exception as exc:  # a check's own reaction broke: the kit's fault
             self.kit_errors.append(exc)
 
-    def raise_pending(self) -> None:
-        """Raise the most severe violation recorded so far, if any."""
-        if self.violations:
-            raise load_catalog().most_severe(self.violations)
+    def raise_pending(self, *, every: bool = False) -> None:
+        """Raise the most severe violation recorded so far that stops the check (`every`: of all), if any."""
+        stopping = self.violations if every else [v for v in self.violations if not getattr(v, "check_goes_on", False)]
+        if stopping:
+            raise load_catalog().most_severe(stopping)
 
     def finish(self) -> None:
         """End the check as a well-behaved peer: cancel every subscription a probe still has open, and
         complete every stream the kit still feeds to a subscriber under test (2.9 allows it at any time),
         so that nothing the check started waits on forever."""
-        self.raise_pending()
+        self.check_returned = True
+        self.raise_pending(every=True)
         for probe in list(self.probes):
             if probe.subscription is not None and not probe.cancelled and not probe.terminated:
                 probe.cancel()
         for subscription in self.kit_subscriptions:
             if subscription.announced and not subscription.cancelled and subscription.publisher.can_signal(subscription):
                 subscription.publisher.send_complete(subscription=subscription, rule_if_raises="2.9")
-        self.raise_pending()
+        self.raise_pending(every=True)
 
     def seal(self) -> None:
         """The check is over: from now on what it left behind (threads still delivering, calls that return

@@ -25,6 +25,8 @@ HEAD = 200
 TAIL = 200
 CONTEXT = 8  # signals kept before each violation
 SHOWN_CHARS = 40
+# Of an exception's message: enough to say what went wrong ("… object has no attribute 'request'").
+ERROR_SHOWN_CHARS = 120
 
 
 class Label(str):
@@ -72,7 +74,7 @@ def show(value: object) -> str:
         return repr(cut) + ("…" if len(value) > SHOWN_CHARS else "")
     if isinstance(value, BaseException):
         message = _safe_str(value)
-        shown = repr(message[:SHOWN_CHARS]) + ("…" if len(message) > SHOWN_CHARS else "")
+        shown = repr(message[:ERROR_SHOWN_CHARS]) + ("…" if len(message) > ERROR_SHOWN_CHARS else "")
         return f"{escape_controls(type(value).__name__)}({shown})"
     if type(value).__module__.startswith("rstck."):  # the kit's own objects (probes, subscriptions) name themselves
         return repr(value)

@@ -142,7 +142,9 @@ class ThreadWatch:
         if self._asleep:
             woken = [ident for ident, state in _read_states(self._asleep).items() if state.kind != "parked"]
             for ident in woken:
-                chosen[ident] = self._asleep.pop(ident)
+                thread = self._asleep.pop(ident)
+                if thread.is_alive() or ident not in chosen:  # one that ended leaves its reused ident to the new
+                    chosen[ident] = thread
         unknown = signalling - chosen.keys()
         if unknown:
             by_ident = {t.ident: t for t in current}

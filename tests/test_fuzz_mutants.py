@@ -72,7 +72,6 @@ OTHER_MUTANTS_FOUND = {  # the zoo's own targets: role and the rules
     "never_requests": ("subscriber", {"2.1"}),
     "blocks_once": ("subscriber", {"async.non-blocking"}),
     "cancels_in_on_complete": ("subscriber", {"2.3"}),
-    "requests_after_complete": ("subscriber", {"2.4"}),
     "keeps_two_subscriptions": ("subscriber", {"2.5"}),
     "concurrent_requests": ("subscriber", {"2.7"}),
     "raises_after_cancel": ("subscriber", {"2.8"}),
@@ -82,9 +81,8 @@ OTHER_MUTANTS_FOUND = {  # the zoo's own targets: role and the rules
     "accepts_none": ("subscriber", {"2.13"}),
     "raises_on_third": ("subscriber", {"2.13"}),
     "shared_subscription": ("subscriber", {"3.1"}),
-    "swallows_error": ("processor", {"4.2", "2.4"}),
+    "swallows_error": ("processor", {"4.2"}),
     "over_delivers": ("processor", {"1.1"}),
-    "requests_after_upstream_completed": ("processor", {"2.4"}),
     "maps_instead_of_passing_through": ("processor", {"4.1"}),
 }
 

@@ -8,10 +8,13 @@ from rstck.plan import plan
 from rstck.runner import run_check
 from rstck.verdict import Verdict
 
+from .zoo import blind_spots, race_publishers
 from .zoo.publisher_mutants import GUARDS, MUTANTS, Case
 from .zoo.subscriber_mutants import PROCESSOR_GUARDS, PROCESSOR_MUTANTS, SUBSCRIBER_GUARDS, SUBSCRIBER_MUTANTS
 
-CASES = MUTANTS + GUARDS + SUBSCRIBER_MUTANTS + SUBSCRIBER_GUARDS + PROCESSOR_MUTANTS + PROCESSOR_GUARDS
+CASES = (MUTANTS + GUARDS + SUBSCRIBER_MUTANTS + SUBSCRIBER_GUARDS + PROCESSOR_MUTANTS + PROCESSOR_GUARDS
+         + blind_spots.MUTANTS + blind_spots.GUARDS + race_publishers.MUTANTS + race_publishers.GUARDS
+         + race_publishers.PROCESSOR_MUTANTS + race_publishers.SUBSCRIBER_MUTANTS + race_publishers.SUBSCRIBER_GUARDS)
 
 def verdicts(case: Case) -> dict[Verdict, set[str]]:
     found: dict[Verdict, set[str]] = {v: set() for v in Verdict}

@@ -25,7 +25,7 @@ from typing import Any
 
 from ..settle import DEFAULT_DEADLINE_S
 from ..target import Target, load_target
-from ..threads import flush_std_streams, left_behind
+from ..threads import flush_std_streams, is_kit_thread, left_behind
 from ..verdict import BadInput
 from .budgets import DEFAULT_SHRINK_TIME_S, PROFILES
 from .profiles import example_database
@@ -236,7 +236,8 @@ def _with_threads_left_behind(run: Callable[[], ShardOutcome]) -> ShardOutcome:
     """Run a shard; name the threads it left running that would keep the worker process alive."""
     before = set(threading.enumerate())
     outcome = run()
-    started = [t for t in threading.enumerate() if t not in before and t.is_alive() and not t.daemon]
+    started = [t for t in threading.enumerate()
+               if t not in before and t.is_alive() and not t.daemon and not is_kit_thread(t)]  # the kit's are no finding
     outcome.left_behind = sorted({t.name for t in [*started, *left_behind()]})
     return outcome
 

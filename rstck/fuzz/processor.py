@@ -8,7 +8,8 @@ invariant holds on its side; once settled, this machine adds what ties the two t
 for the identity processor a target's create_processor() makes:
 
 - 4.1: a subscriber that was there from the start gets the upstream elements unchanged and
-  in order, and the upstream's on_complete ends its stream once its elements are through;
+  in order, and the upstream's on_complete ends its stream once its elements are through (a sole
+  subscriber completed before it had every element the processor took from upstream lost some);
 - 4.2: after the upstream's on_error, a subscriber with demand pending hears on_error (or
   the processor recovers: further elements, on_complete);
 - 3.8: demand downstream is served from elements the processor holds, or passed upstream.
@@ -64,6 +65,7 @@ class ProcessorMachine(PublisherMachine):
         """What the kit's source does next: `count` on_next (as far as the processor's demand goes),
         on_complete, on_error, a second on_subscribe, or `method` with a None argument."""
         upstream = self.upstream
+        self.calls_since_settle += 1
         if action == "next":
             upstream.send(count)
         elif action == "complete":
@@ -82,6 +84,7 @@ class ProcessorMachine(PublisherMachine):
         the ordering that shows a processor passing on more than was asked of it (1.1)."""
         if self.watches:
             self._request(self.watches[which % len(self.watches)], n)
+        self.calls_since_settle += 1
         self.upstream.send(MAX_SERVED)
 
     # -- the downstream side: the publisher machine's steps, against the processor ----------------
@@ -109,6 +112,11 @@ class ProcessorMachine(PublisherMachine):
         if watch.sent_before == 0 and probe.elements != sent[:len(probe.elements)]:
             session.violate("4.1", f"the upstream elements unchanged and in order ({show(sent)})",
                             f"{probe.name} got {show(probe.elements)}")
+            return
+        if (probe.completed and not probe.cancelled and watch.sent_before == 0 and len(self.watches) == 1
+                and upstream.subscription.terminal == "on_complete" and probe.received < len(sent)):
+            session.violate("4.1", f"every element it received from upstream ({len(sent)}) passed on before "
+                                   "on_complete", f"{probe.name} got {probe.received} and then on_complete")
             return
         outstanding = probe.requested - probe.received
         if probe.terminated or probe.cancelled or outstanding <= 0 or not self._sole_live_subscriber(watch):

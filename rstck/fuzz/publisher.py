@@ -2,14 +2,18 @@
 
 Steps: subscribe a probe (to a new, an existing or a failed publisher; None), request(n), cancel,
 give a probe a re-entrant reaction, settle. The kit's probes stay well-behaved subscribers: their
-calls are serial, they never subscribe twice (1.10) and never request after a terminal signal (2.4). The probes'
-monitors judge each signal as it arrives (1.1, 1.3, 1.6-1.9; a raise is charged to 1.9, 3.2,
-3.15 or 3.16 by the session). This machine adds what needs the history of the example:
+calls are serial and they never subscribe twice (1.10). A request or cancel after a terminal signal is a call
+on a cancelled subscription (1.6), which a subscriber may make (2.4 asks it only to consider the subscription
+cancelled): a signal it draws, or a raise, is 1.6's. The probes' monitors judge each signal as it arrives (1.1,
+1.3, 1.6-1.9; a raise is charged to 1.9, 3.2, 3.15 or 3.16 by the session). This machine adds what needs the
+history of the example:
 
 - after every step: 3.12 (a cancelled subscriber heard more than CANCEL_SLACK on_next before
   the cancel settled) and 3.3 (on_next nested RECURSION_EVIDENCE deep in on_next);
 - once settled: 1.9 (on_subscribe came), 3.9 (a non-positive request on a live subscription
-  ended it with the profile's range error), 1.4 (a failed publisher signalled on_error),
+  ended it with the profile's range error; a terminal signal of another kind is excused only where it may
+  have been under way already: the demand reached the stream's end, and the request came inside a signal or
+  before the target had settled since the kit's last call), 1.4 (a failed publisher signalled on_error),
   3.8 (outstanding demand was served while elements remained, whatever the total requested)
   and 1.5 (on_complete once the last element was delivered);
 - calls after cancel has settled: a signal during them is 3.6 (request) or 3.7 (cancel).
@@ -21,15 +25,18 @@ multicast publisher may legitimately pace everyone to its slowest subscriber (1.
 from __future__ import annotations
 
 import dataclasses
+import time
 from typing import Any
 
 from hypothesis import strategies as st
 from hypothesis.stateful import rule
 
+from .. import perturb
 from ..probes import ProbeSubscriber
 from ..signals import show
 from .machine import FuzzMachine, RunContext, step
-from .strategies import Reaction, demands, on_next_reactions, on_subscribe_reactions, stream_lengths, weighted
+from .strategies import (Reaction, demands, on_next_reactions, on_subscribe_reactions, options, stream_lengths,
+                         weighted)
 
 MAX_SUBSCRIBERS = 4
 # 3.12 says "eventually": how many on_next a cancelled subscriber may still receive before its
@@ -40,6 +47,8 @@ CANCEL_SLACK = 8
 RECURSION_EVIDENCE = 8
 # Like the 1.3 check: a signal arriving on a foreign thread dwells, so an overlap can show.
 DWELL_S = 0.0005
+# Where a probe may linger (rstck.perturb).
+LINGER_POINTS = ("on_next", "on_subscribe", "on_complete")
 # A reaction "at each on_next" stops after this many, so an example stays short.
 MAX_REACTIONS = 64
 
@@ -59,6 +68,9 @@ class Watch:
     range_error_due: bool = False  # a non-positive request was made on the live subscription (3.9)
     # ... from inside on_subscribe, where the publisher may already have decided to end the stream
     range_error_at_subscribe: bool = False
+    # ... when a terminal signal may already have been under way: the demand reached the stream's end, and the
+    # request came from inside a signal or before the target had settled since the kit's last call
+    end_maybe_under_way: bool = False
     elements_at_cancel: int | None = None
     reactions_run: int = 0
 
@@ -72,6 +84,9 @@ class PublisherMachine(FuzzMachine):
         self.watches: list[Watch] = []
         self.capabilities = context.target.capabilities
         self.machine_thread = self.session.check_thread.name
+        self.calls_since_settle = 0  # the kit's calls since the target last settled (0: nothing under way)
+        self.linger_next_on_subscribe = False  # the next probe lingers inside on_subscribe (rstck.perturb)
+        self.second_threads: list = []  # the kit's second-thread calls still under way, with the rule a hang breaks
 
     # -- rules --------------------------------------------------------------------------------
 
@@ -91,15 +106,22 @@ class PublisherMachine(FuzzMachine):
             return
         watch = self._new_watch(publisher, size)
         probe = session.probe(on_subscribe=self._reaction(watch, on_subscribe),
-                              on_next=self._reaction(watch, on_next), dwell_s=DWELL_S if dwell else 0.0)
+                              on_next=self._reaction(watch, on_next), dwell_s=DWELL_S if dwell else 0.0,
+                              linger_in=self._lingering(on_subscribe, on_next))
         watch.probe = probe
         self.watches.append(watch)
         for reaction in (on_subscribe, on_next):
             if reaction is not None:
                 session.trace.note(f"{probe.name} will {reaction!r}")
+        self._subscribe(publisher, probe)
+
+    def _subscribe(self, publisher: Any, probe: ProbeSubscriber) -> None:
+        session = self.session
+        self.calls_since_settle += 1
         session.call(publisher, "subscribe", (probe,), actor=self._label(publisher), rule_if_raises="1.9")
         if not probe.subscribed:
             session.settle()  # an asynchronous publisher's on_subscribe
+            self.calls_since_settle = 0
             if not probe.subscribed:
                 session.violate("1.9", "subscribe to call on_subscribe",
                                 f"subscribe({probe.name}) returned and the target settled without on_subscribe")
@@ -127,6 +149,8 @@ class PublisherMachine(FuzzMachine):
             return
         watch = self.watches[which % len(self.watches)]
         watch.probe.react("on_next", self._reaction(watch, on_next))
+        if on_next is not None and "threads" in self.capabilities:
+            watch.probe.linger_also("on_next")  # as a probe subscribed with this reaction would
         self.session.trace.note(f"{watch.probe.name} will {on_next!r}" if on_next
                                 else f"{watch.probe.name} stops reacting to on_next")
 
@@ -134,32 +158,118 @@ class PublisherMachine(FuzzMachine):
     @step
     def settle(self) -> None:
         self.session.settle()
+        self.calls_since_settle = 0
         self.check_settled()
+
+    # -- schedule perturbation (rstck.perturb): drawn as steps, so a shrunk example replays its schedule --------
+
+    @rule(which=subscriber_index, where=options(list(LINGER_POINTS)))
+    @step
+    def linger(self, which: int, where: str) -> None:
+        """From now on probe number `which` lingers inside `where` (after its reaction) until the target's other
+        threads have done what they can; for on_subscribe, the next probe subscribed does."""
+        if "threads" not in self.capabilities:
+            return
+        if where == "on_subscribe":
+            self.linger_next_on_subscribe = True
+        elif self.watches:
+            probe = self.watches[which % len(self.watches)].probe
+            probe.linger_also(where)
+            self.session.trace.note(f"{probe.name} will linger inside {where}")
+
+    @rule(which=subscriber_index, n=demands, cancel=st.booleans())
+    @step
+    def call_from_second_thread(self, which: int, n: int, cancel: bool) -> None:
+        """Probe number `which` requests `n` and, inside the next on_next, requests `n` again (or cancels) on a
+        second thread of the kit's while that on_next is still in flight."""
+        if "threads" not in self.capabilities or not self.watches:
+            return
+        watch = self.watches[which % len(self.watches)]
+        watch.probe.react("on_next", self._from_second_thread(watch, n, cancel))
+        self._request(watch, n)
+
+    @rule(size=stream_lengths, n=demands, cancel=st.booleans())
+    @step
+    def subscribe_then_call_from_second_thread(self, size: int, n: int, cancel: bool) -> None:
+        """A new probe requests `n` from inside on_subscribe and, inside its first on_next (maybe still within
+        `subscribe`), requests `n` again (or cancels) on a second thread of the kit's."""
+        if "threads" not in self.capabilities or len(self.watches) >= MAX_SUBSCRIBERS:
+            return
+        publisher, size = self._publisher_for("new", 0, size)
+        watch = self._new_watch(publisher, size)
+        watch.probe = self.session.probe(on_subscribe=self._reaction(watch, Reaction("request", n, 0, "on_subscribe")),
+                                         on_next=self._from_second_thread(watch, n, cancel), linger_in={"on_subscribe"})
+        self.watches.append(watch)
+        self._subscribe(publisher, watch.probe)
+
+    def _from_second_thread(self, watch: Watch, n: int, cancel: bool):
+        call = (lambda: self._cancel(watch)) if cancel else (lambda: self._request(watch, n, in_signal=True))
+        what = "cancels" if cancel else f"requests {show(n)}"
+        self.session.trace.note(f"{watch.probe.name if watch.probe else 'the next probe'} will, at its next "
+                                f"on_next, {'cancel' if cancel else f'request({show(n)})'} on a second thread")
+
+        def from_second_thread(probe: ProbeSubscriber, _item: Any) -> None:
+            probe.react("on_next", None)  # once
+            thread = perturb.on_second_thread(self.session, probe, call, what)
+            self.second_threads.append((thread, "3.5" if cancel else "3.16"))  # what a call that never returns breaks
+
+        return from_second_thread
+
+    @rule()
+    @step
+    def yield_to_target(self) -> None:
+        """The kit's thread gives the target's threads their turn before its next call."""
+        if "threads" in self.capabilities:
+            perturb.yield_to_target(self.session, why="before the next step")
+
+    def _lingering(self, on_subscribe: Reaction | None, on_next: Reaction | None) -> set[str]:
+        """Where a new probe lingers: inside a signal whose reaction calls the publisher (a race there then shows in
+        every replay, not only when the machine is slow), and inside on_subscribe once a linger step asked."""
+        if "threads" not in self.capabilities:
+            return set()
+        kinds = {kind for kind, reaction in (("on_subscribe", on_subscribe), ("on_next", on_next)) if reaction}
+        return kinds | ({"on_subscribe"} if self.linger_next_on_subscribe else set())
+
+    def join_second_threads(self) -> None:
+        while self.second_threads:
+            thread, rule_if_hangs = self.second_threads.pop()
+            if thread is not None:
+                thread.join(max(0.0, self.session.deadline - time.monotonic()))
+                if thread.is_alive():
+                    self.session.violate(rule_if_hangs, "the call made on the kit's second thread to return",
+                                         "it had not returned by the deadline", timed_out=True)
 
     # -- the kit's calls, from steps and from reactions ---------------------------------------
 
-    def _request(self, watch: Watch, n: int, *, in_on_subscribe: bool = False) -> None:
+    def _request(self, watch: Watch, n: int, *, in_on_subscribe: bool = False, in_signal: bool = False) -> None:
         probe = watch.probe
-        if probe.subscription is None or probe.terminated:
-            return  # charged to 1.9 when it subscribed; after a terminal signal the kit asks nothing (2.4)
+        if probe.subscription is None:
+            return  # charged to 1.9 when it subscribed
+        under_way, self.calls_since_settle = self.calls_since_settle > 0 or in_signal, self.calls_since_settle + 1
+        if probe.terminated:
+            return probe.request_after_terminal(n)  # a NOP on a subscription that counts as cancelled (1.6)
         if probe.cancelled:
             return self._after_cancel(probe, "3.6", lambda rule: probe.request(n, rule_if_raises=rule))
         if n <= 0:
             watch.range_error_due = True
             watch.range_error_at_subscribe = in_on_subscribe
+            watch.end_maybe_under_way = under_way and (watch.size is None or probe.requested >= watch.size)
         probe.request(n)  # a raise is 3.2 from inside a signal, else 3.16
 
     def _cancel(self, watch: Watch) -> None:
         probe = watch.probe
         if probe.subscription is None:
             return
+        self.calls_since_settle += 1
         if probe.terminated:
             return probe.cancel(rule_if_raises="1.6")  # a NOP, and allowed: 1.6
         if probe.cancelled:
             return self._after_cancel(probe, "3.7", lambda rule: probe.cancel(rule_if_raises=rule))
-        watch.elements_at_cancel = probe.received
         watch.range_error_due = False  # the cancel may overtake a pending 3.9 on_error
         probe.cancel()
+        # What the publisher had delivered when the cancel reached it (an element that reached the kit while it
+        # waited for the cancel, but was sent before it, is no element after the cancel).
+        watch.elements_at_cancel = probe.cancelled_at
 
     @staticmethod
     def _after_cancel(probe: ProbeSubscriber, rule: str, call) -> None:
@@ -187,7 +297,7 @@ class PublisherMachine(FuzzMachine):
                 return
             watch.reactions_run += 1
             if reaction.action == "request":
-                self._request(watch, reaction.n, in_on_subscribe=reaction.where == "on_subscribe")
+                self._request(watch, reaction.n, in_on_subscribe=reaction.where == "on_subscribe", in_signal=True)
             else:
                 self._cancel(watch)
 
@@ -217,6 +327,7 @@ class PublisherMachine(FuzzMachine):
     # -- invariants -------------------------------------------------------------------------------
 
     def after_step(self) -> None:
+        self.join_second_threads()
         for watch in self.watches:
             probe = watch.probe
             if watch.elements_at_cancel is not None:
@@ -230,6 +341,7 @@ class PublisherMachine(FuzzMachine):
 
     def finish(self) -> None:
         self.session.settle()
+        self.calls_since_settle = 0
         self.check_settled()
 
     def check_settled(self) -> None:
@@ -279,9 +391,11 @@ class PublisherMachine(FuzzMachine):
             session.violate("3.9", expected, f"{probe.name} was still live once settled ({probe.observed()})")
         elif probe.errors and session.profile.range_error in {c.__name__ for c in type(probe.errors[0]).__mro__}:
             return
-        elif not (watch.range_error_at_subscribe or self._delivered_asynchronously(probe)):
-            # Otherwise the terminal signal may have been decided before the request: under way
-            # on another thread, or, asked from inside on_subscribe, a stream that was over already.
+        elif not (watch.end_maybe_under_way
+                  and (watch.range_error_at_subscribe or self._delivered_asynchronously(probe))):
+            # Otherwise the terminal signal may have been decided before the request: under way on another
+            # thread, or, asked from inside on_subscribe, a stream that was over already. Not where nothing
+            # was under way (settled since the kit's last call), nor where the demand fell short of the end.
             session.violate("3.9", expected, f"{probe.name}: {probe.observed()}")
 
     def _delivered_asynchronously(self, probe: ProbeSubscriber) -> bool:

@@ -38,6 +38,10 @@ from .recorder import FlightRecorder
 from .subscriber import SubscriberMachine
 
 WATCH_TICK_S = 0.2
+# A finding whose replay did not fail again: what was tried, so that "flaky" means the machine decided it.
+FLAKY_NOTE = ("flaky: the failure did not recur on every replay, though each replay made the same steps, "
+              "schedule perturbation included (lingering, second-thread calls, yields: rstck.perturb); "
+              "its timing depends on the machine")
 _BLOB = re.compile(r"@reproduce_failure\('[^']*', b'([^']*)'\)")
 
 
@@ -307,7 +311,7 @@ def _judge(exc: BaseException, report: RunReport, role: str, seed: int) -> None:
                 role=role, kind="violation", rule=error.rule, expected=error.expected, observed=error.observed,
                 trace=_render(error.session), seed=seed, blob=_blob(error), steps=list(error.steps),
                 timed_out=error.timed_out,
-                note="flaky: the failure did not recur on every replay" if flaky else ""))
+                note=FLAKY_NOTE if flaky else ""))
         elif isinstance(error, AbortRun):
             _judge(error, report, role, seed)
         elif not isinstance(error, hypothesis.errors.Flaky):

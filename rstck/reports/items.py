@@ -41,7 +41,12 @@ def item_verdicts(rows: list[dict[str, Any]], rules: str | None = None) -> dict[
             continue
         item_id = row["violated"] or row["rule"]
         charged.setdefault(item_id, []).append(row)
-        if item_id != row["rule"]:
+        also = row.get("also_charged") or ()
+        for other in also:  # another sentence the same check found broken (or its own item, decided all the same)
+            charged.setdefault(other["rule"], []).append(
+                {**row, "violated": "" if other["rule"] == row["rule"] else other["rule"],
+                 "verdict": other["verdict"], "reason": other["reason"]})
+        if item_id != row["rule"] and all(other["rule"] != row["rule"] for other in also):
             blocked.setdefault(row["rule"], []).append(row)
     catalog = load_catalog()
     sections = {(row["spec"], catalog[row["rule"]].section if row["rule"] in catalog else row["section"])
@@ -65,10 +70,22 @@ def severity(verdict: str) -> int:
     return SEVERITY.index(verdict) if verdict in SEVERITY else _UNKNOWN
 
 
+def _stopped_by(row: dict[str, Any]) -> str:
+    """What stopped a check from deciding its item: the finding, and on which of the target's factories (a
+    processor's views have names of their own) it was found."""
+    view = _VIEW.search(str(row["target"]))
+    role = row.get("role") or ""
+    subject = "publisher" if role == "subscription" else role  # a subscription is what a publisher hands out
+    on = view.group(1) if view else (f"the {subject}" if subject else str(row["target"]))
+    return f"{row['check']} was stopped by a {row['violated']} {row['verdict']} found on {on}"
+
+
+_VIEW = re.compile(r"\((processor as \w+)\)$")
+
+
 def _item_verdict(rows: list[dict[str, Any]], stopped: list[dict[str, Any]], untested: str | None) -> tuple[str, str]:
     if not rows and stopped:
-        first = stopped[0]
-        return "blocked", f"{first['check']} was stopped by a {first['violated']} {first['verdict']}"
+        return "blocked", _stopped_by(stopped[0])
     if not rows:
         return Verdict.UNTESTED.value, untested or ""
     worst = min(rows, key=lambda r: severity(r["verdict"]))
@@ -80,8 +97,7 @@ def _item_verdict(rows: list[dict[str, Any]], stopped: list[dict[str, Any]], unt
     if others:
         reason += f"; {others[0]['check']}: {others[0]['reason']}"
     if stopped:
-        first = stopped[0]
-        return "blocked", f"{reason}; {first['check']} was stopped by a {first['violated']} {first['verdict']}"
+        return "blocked", f"{reason}; {_stopped_by(stopped[0])}"
     return Verdict.PASS.value, reason
 
 

@@ -27,7 +27,7 @@ _DEFAULTS: dict[str, Any] = {
     "spec": "", "level": "", "check": "", "role": "", "violated": "", "duration_s": 0.0, "message": "",
     "trace": "", "settled_by": "", "timed_out": False, "node_id": "", "seed": "", "reason": "",
     "implementation": "", "section": "", "text": "", "description": "", "replay": "", "loaded_as": "", "deviation": None,
-    "recorded_at": "",
+    "recorded_at": "", "also_charged": (),
 }
 _VIEW_SUFFIX = re.compile(r" \(processor as \w+\)$")  # how a processor's views were named in schema 0
 

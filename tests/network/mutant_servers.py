@@ -276,6 +276,72 @@ class StreamsOnAfterGoodbye(ReferenceServer):
         return super()._handle(frame)
 
 
+class IgnoresCancelOfInfinite(ReferenceServer):
+    """Ignores cancel for streams of rstck/infinite, which then run on as long as demand lasts (3.12, 1.8)."""
+
+    def _subscribe(self, name, stream_id, initial_demand):
+        self.__dict__.setdefault("names", {})[stream_id] = name
+        super()._subscribe(name, stream_id, initial_demand)
+
+    def _cancel(self, stream_id):
+        if self.__dict__.get("names", {}).get(stream_id) != "rstck/infinite":
+            super()._cancel(stream_id)
+
+
+class AcceptsInvalidUtf8(ReferenceServer):
+    """Reads a str that is not valid UTF-8 with replacement characters instead of answering the fault (rstck.3)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        import msgpack
+
+        from rstck.wire import MAX_ARRAY_VALUES, _map_of
+
+        limit = self._decoder.max_frame_bytes
+        self._decoder._unpacker = msgpack.Unpacker(
+            raw=False, unicode_errors="replace", use_list=False, strict_map_key=False, object_pairs_hook=_map_of,
+            max_buffer_size=limit, read_size=min(limit, 64 * 1024), max_bin_len=limit, max_str_len=limit,
+            max_ext_len=limit, max_array_len=MAX_ARRAY_VALUES, max_map_len=MAX_ARRAY_VALUES)
+
+
+class DiesOnAReset(ReferenceServer):
+    """Goes down as a whole, listener and every connection, when a connection is reset (closing.1), as a server
+    process that crashes on the error would."""
+
+    async def _read_loop(self):
+        try:
+            return await super()._read_loop()
+        except ConnectionResetError:
+            from rstck.reference.network.server import _CONNECTIONS
+
+            for server, connections in list(_CONNECTIONS.items()):
+                if self in connections:
+                    server.close()
+                    for connection in list(connections):
+                        connection._writer.transport.abort()
+            raise
+
+
+class KeepsTheConnectionAfterGoodbye(ReferenceServer):
+    """Says goodbye (to a fault, or in answer) and then leaves closing to the client: it reads and discards until
+    EOF without half-closing (conformant: the close may come from either side)."""
+
+    def say_goodbye(self, reason):
+        if self._goodbye_sent or self._closed:
+            return
+        self._goodbye_sent = True
+        self._end_streams()
+        self._write(Goodbye(reason or "goodbye"))
+        self._flush()
+
+
+class PacksWithoutElementSize(ReferenceServer):
+    """Declares element_size 0 in subscribed, yet sends onNextPacked (rstck.3: a frame out of range)."""
+
+    def _write(self, frame):
+        super()._write(Subscribed(frame.subscriber, 0) if type(frame) is Subscribed else frame)
+
+
 class NeverPacks(ReferenceServer):
     """Conformant: declares no element size, so never packs (packed.1 and packed.2 are MAYs)."""
 
@@ -321,6 +387,11 @@ MUTANTS = [
     ServerCase("refuses after a reset", RefusesAfterAReset, "net.closing.1", "warn"),
     ServerCase("closes without goodbye", ClosesWithoutGoodbye, "net.closing.2", "warn"),
     ServerCase("streams on after goodbye", StreamsOnAfterGoodbye, "net.closing.3", "fail"),
+    ServerCase("ignores cancel of an unbounded stream", IgnoresCancelOfInfinite, "3.12", "fail"),
+    ServerCase("ignores cancel of one of two unbounded streams", IgnoresCancelOfInfinite, "1.8", "fail"),
+    ServerCase("accepts invalid UTF-8", AcceptsInvalidUtf8, "net.rstck.3", "fail"),
+    ServerCase("dies on a reset", DiesOnAReset, "net.closing.1", "warn"),
+    ServerCase("packs without an element size", PacksWithoutElementSize, "net.rstck.3", "fail", rules="net.packed.2"),
 ]
 
 GUARDS = [

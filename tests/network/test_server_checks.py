@@ -16,7 +16,8 @@ from rstck.runner import run_check
 from rstck.target import load_target
 from rstck.verdict import BadInput
 
-from .mutant_servers import GUARDS, MUTANTS, RunningServer, ServerCase
+from .mutant_servers import (GUARDS, MUTANTS, ClosesWithoutGoodbye, DiesOnAReset, KeepsTheConnectionAfterGoodbye,
+                             PacksWithoutElementSize, RunningServer, ServerCase, StreamsOnAfterGoodbye)
 
 pytestmark = pytest.mark.network
 
@@ -103,3 +104,54 @@ def test_rstck_check_needs_a_target_or_a_client_not_both():
     for argv in (["check"], ["check", "x:y", "--client", "cmd"]):
         done = subprocess.run([sys.executable, "-m", "rstck.cli", *argv], capture_output=True, text=True, timeout=60)
         assert done.returncode == 2 and done.stderr.startswith("rstck: rstck check: name a target"), done.stderr
+
+
+# Servers that break a SHOULD, or another item, around goodbye: none of it is net.rstck.13's (nothing follows a
+# goodbye that never came), and a goodbye followed by an open connection breaks nothing.
+AROUND_GOODBYE = [
+    (ClosesWithoutGoodbye, "net.rstck.13", {"net.rstck.13": "blocked", "net.closing.2": "warn"}),
+    (StreamsOnAfterGoodbye, "net.rstck.13", {"net.rstck.13": "blocked", "net.closing.3": "fail"}),
+    (KeepsTheConnectionAfterGoodbye, "net.rstck.*,net.closing.*,net.handshake.2",
+     {"net.rstck.1": "pass", "net.rstck.3": "pass", "net.rstck.13": "pass", "net.closing.2": "pass",
+      "net.handshake.2": "pass"}),
+]
+
+
+@pytest.mark.parametrize("server_type,rules,expected", AROUND_GOODBYE, ids=lambda v: getattr(v, "__name__", ""))
+def test_goodbye_findings_are_charged_to_their_own_items(server_type, rules, expected):
+    server = RunningServer(server_type)
+    try:
+        verdicts, rows = run(server.url, rules)
+    finally:
+        server.stop()
+    assert not [r for r in rows if r["verdict"] == "error"], [r["message"] for r in rows if r["verdict"] == "error"]
+    assert {item: verdicts[item].verdict for item in expected} == expected, \
+        {item: verdicts[item].reason for item in expected}
+    assert not [item for item, v in verdicts.items() if v.verdict == "fail" and item not in expected]
+
+
+def test_a_server_that_dies_on_a_reset_gets_one_verdict_on_its_item():
+    """The reset check waits until the server has seen the reset: a server that dies of it is net.closing.1's
+    finding, and every check after it that cannot connect is blocked by that finding, not in error."""
+    server = RunningServer(DiesOnAReset)
+    try:
+        verdicts, rows = run(server.url, "net.closing.*,net.rstck.13,net.rstck.1")
+    finally:
+        server.stop()
+    assert not [r for r in rows if r["verdict"] == "error"], [r["message"] for r in rows if r["verdict"] == "error"]
+    assert verdicts["net.closing.1"].verdict == "warn", verdicts["net.closing.1"].reason
+    assert {item for item, v in verdicts.items()
+            if v.verdict not in ("pass", "blocked", "untested")} == {"net.closing.1"}
+    assert all("net.closing.1" in v.reason for v in verdicts.values() if v.verdict == "blocked")
+
+
+def test_packed_frames_without_an_element_size_are_charged_once_to_the_fault_item():
+    server = RunningServer(PacksWithoutElementSize)
+    try:
+        verdicts, rows = run(server.url, "net.packed.2")
+    finally:
+        server.stop()
+    assert verdicts["net.rstck.3"].verdict == "fail"
+    assert "net.packed.2" not in {r["violated"] for r in rows}
+    # once per stream (its elements cannot be told apart), not once per frame
+    assert all("further ones are counted" not in r["trace"] for r in rows), [r["trace"] for r in rows]

@@ -37,10 +37,13 @@ def run(target: Any, rules: str | None = None, timeout_s: float = TIMEOUT_S) -> 
 
 
 def verdicts(results: list[Result]) -> dict[str, set[str]]:
-    """verdict -> the items it was given to (the item violated, when it is not the check's own)."""
+    """verdict -> the items it was given to (the item violated, when it is not the check's own, and every other
+    item the same check charged)."""
     found: dict[str, set[str]] = collections.defaultdict(set)
     for result in results:
         found[result.verdict.value].add(result.violated or result.rule)
+        for other in result.also_charged:
+            found[other["verdict"]].add(other["rule"])
     return found
 
 

@@ -160,8 +160,10 @@ def test_console_and_stdout_are_in_the_trace():
 def test_settling_waits_for_a_timer_and_then_reports_idle():
     with node_target(here("bridge", "late_timer.js")) as target:
         results = run(target, rules="1.5,3.8")
-    assert {r.verdict.value for r in results} == {"pass"}
-    assert {r.settled_by for r in results} == {"idle"}
+    # The checks that call from a second thread of the kit have nothing to call into a Node process with.
+    judged = [r for r in results if r.reason != "the target offers no threads"]
+    assert {r.verdict.value for r in judged} == {"pass"} and len(judged) < len(results)
+    assert {r.settled_by for r in judged} == {"idle"}
 
 
 def test_each_check_has_a_process_of_its_own_unless_processes_are_reused():

@@ -24,12 +24,15 @@ MUTANTS = [
     mutant("plain_error_for_zero", "3.9"),  # an onError, but an Error where the profile wants a RangeError
     mutant("cancel_ignored", "3.6 3.12 3.13"),
     mutant("keeps_subscriber", "3.13"),  # observed through the driver's collector
+    mutant("self_subscribed_keeps_subscriber", "3.13"),  # a processor that is its own subscription
     mutant("cancel_throws", "3.15"),
-    mutant("request_throws_beyond_end", "3.16 3.2"),  # 3.2 where the request is made from inside onNext
+    # 3.2 where the request is made from inside onNext; 3.17 for refusing 2**63-1 (more than is left)
+    mutant("request_throws_beyond_end", "3.16 3.2 3.17"),
+    mutant("request_zero_throws", "3.9 3.16 3.6 1.6"),  # one throw breaks 3.9 and 3.16 (3.6 and 1.6 once ended)
+    mutant("request_beyond_safe_throws", "3.16 3.17"),  # and no 3.2 for the same refusal from inside onNext
     mutant("int32_demand", "3.17"),  # 2**63-1 reaches JavaScript as 2**63, and (demand + n) | 0 is 0
     mutant("never_requests", "2.1"),
     mutant("request_in_on_complete", "2.3"),
-    mutant("request_after_error", "2.4"),
     mutant("keeps_second_subscription", "2.5"),
     mutant("accepts_null_element", "2.13"),
     mutant("swallows_error", "1.4 4.2"),  # 1.4: as a publisher, it does not pass its failed upstream on

@@ -45,8 +45,10 @@ def test_rstck_check_says_the_reference_is_conformant():
 @pytest.mark.parametrize("module, options", [
     (here("guards", "timer_publisher.js"), {"isolation": "reuse"}),
     (here("guards", "async_subscriber.js"), {}),  # its calls come on turns of its own, while the kit waits
+    (here("guards", "requests_after_error.js"), {"isolation": "reuse"}),
     (REFERENCE, {"demand": "bigint", "isolation": "reuse"}),
-], ids=["timer-publisher-reused-processes", "async-subscriber", "reference-bigint-demand-reused-processes"])
+], ids=["timer-publisher-reused-processes", "async-subscriber", "subscriber-requesting-after-error",
+        "reference-bigint-demand-reused-processes"])
 def test_guards_pass_every_check(module, options):
     with node_target(module, **options) as target:
         results = run(target)

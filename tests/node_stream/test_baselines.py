@@ -1,6 +1,6 @@
-"""The kit's verdicts on real-world Node streams, item by item: Node's own `stream` and the readable-stream package
-(tests/node_stream/baselines/, installed by `make test` from its lock). Any change in what the kit says about
-them shows up here.
+"""The kit's verdicts on real-world Node streams, item by item: Node's own `stream`, and the readable-stream,
+streamx and minipass packages (tests/node_stream/baselines/, installed by `make test` from its lock). Any change in
+what the kit says about them shows up here.
 
 Modern Node is not the 2011 contract: where it deviates the kit must say so, and the table records it (each
 deviation is shown with a one-line node script in docs/node.md, "Findings: modern Node against the 2011
@@ -22,6 +22,7 @@ from .helpers import ROOT, here, node_stream_target, run
 pytestmark = pytest.mark.node
 
 READABLE_STREAM = here("baselines", "node_modules", "readable-stream", "package.json")
+INSTALLED = {name: here("baselines", "node_modules", name, "package.json") for name in ("streamx", "minipass")}
 FINDINGS = "## Findings: modern Node against the 2011 contract"
 NOT_INSTALLED = ("readable-stream is not installed in tests/node_stream/baselines: `make test` installs it "
                  "(npm ci --prefix tests/node_stream/baselines)")
@@ -111,11 +112,115 @@ NOT_HALF_OPEN = {
     "node.duplex.7": "pass",
 }
 
+# streamx: an EventEmitter-based Stream with destroy() and nothing else; writes take no callback; end() takes a
+# chunk or a callback, not both; no readable/writable flag turns false, no allowHalfOpen; destroy(cb) takes cb for
+# the error. A repeated destroy() does nothing (node.*.11, node.filter.6, node.duplex.7 pass).
+STREAMX = {
+    "node.base.2": "fail by node.base.6",
+    "node.base.3": "fail",
+    "node.base.4": "fail by node.base.3",
+    "node.base.5": "fail by node.base.6",
+    "node.base.6": "fail",
+    "node.base.7": "fail by node.base.6",
+    "node.base.8": "fail by node.base.6",
+    "node.base.9": "fail",
+    "node.base.10": "n/a",
+    "node.base.11": "pass",
+    "node.base.12": "fail",  # its Stream has no pipe()
+    "node.writable.1": "pass",
+    "node.writable.2": "pass",
+    "node.writable.3": "pass",
+    "node.writable.4": "fail",  # writable stays true after end() and destroy()
+    "node.writable.5": "pass",
+    "node.writable.6": "pass",
+    "node.writable.7": "pass",
+    "node.writable.8": "fail",  # write(data) takes no callback
+    "node.writable.9": "pass",
+    "node.writable.10": "warn",
+    "node.writable.11": "pass",
+    "node.writable.12": "fail + pass",  # end(cb) calls back; end('b', cb) and a second end(cb) never do
+    "node.writable.13": "fail",  # end() returns the stream
+    "node.writable.14": "warn",
+    "node.writable.15": "n/a",
+    "node.writable.16": "fail",
+    "node.writable.17": "fail",
+    "node.writable.18": "pass",
+    "node.writable.19": "warn",
+    "node.writable.20": "n/a",
+    "node.writable.21": "n/a",
+    "node.writable.22": "n/a",
+    "node.writable.23": "n/a",
+    "node.writable.24": "fail",
+    "node.writable.25": "pass",
+    "node.writable.27": "pass",
+    "node.readable.1": "pass",
+    "node.readable.2": "pass",
+    "node.readable.3": "pass",
+    "node.readable.4": "fail",  # readable stays true after end and destroy()
+    "node.readable.5": "pass",
+    "node.readable.6": "pass",
+    "node.readable.9": "pass",
+    "node.readable.10": "fail",
+    "node.readable.11": "pass",
+    "node.readable.12": "pass",
+    "node.readable.13": "pass",
+    "node.readable.14": "pass",
+    "node.readable.15": "pass",
+    "node.readable.17": "pass",
+    "node.readable.18": "fail",
+    "node.readable.19": "pass",
+    "node.readable.20": "pass",
+    "node.filter.1": "warn",  # no allowHalfOpen
+    "node.filter.2": "fail",
+    "node.filter.3": "warn",  # pause() and resume() emit no events
+    "node.filter.4": "warn",
+    "node.filter.5": "fail",
+    "node.filter.6": "pass",
+    "node.duplex.1": "fail",  # half open without the flag
+    "node.duplex.3": "fail",  # ... and, the flag not being true, not destroyed by end()
+    "node.duplex.4": "fail",
+    "node.duplex.5": "fail",
+    "node.duplex.6": "pass",
+    "node.duplex.7": "pass",
+    "node.guidelines.1": "fail",
+}
+
+# minipass (readable and filter only: a Minipass is both). Each destroy() emits a private Symbol event, which is
+# no stream event: node.readable.11 and node.filter.6 pass.
+MINIPASS = {
+    "node.readable.1": "warn",  # an EventEmitter, not a Stream
+    "node.readable.2": "pass",
+    "node.readable.3": "pass",
+    "node.readable.4": "fail + pass",  # false once ended, not once destroyed
+    "node.readable.5": "pass",
+    "node.readable.6": "pass",
+    "node.readable.9": "n/a",  # no writable to pipe into
+    "node.readable.10": "fail",
+    "node.readable.11": "pass",
+    "node.readable.12": "pass",
+    "node.readable.13": "pass",
+    "node.readable.14": "pass",
+    "node.readable.15": "pass",
+    "node.readable.17": "pass",
+    "node.readable.18": "fail",
+    "node.readable.19": "warn",  # no close event
+    "node.readable.20": "warn",
+    "node.filter.1": "warn",
+    "node.filter.2": "fail",
+    "node.filter.3": "warn",
+    "node.filter.4": "pass",
+    "node.filter.5": "fail",
+    "node.filter.6": "pass",
+    "node.guidelines.1": "fail",
+}
+
 BASELINES = [
     pytest.param("node_stream", EXPECTED, id="stream"),
     pytest.param("readable_stream", EXPECTED, id="readable-stream"),
     pytest.param("node_stream_no_half_open", NOT_HALF_OPEN, id="stream-no-half-open"),
     pytest.param("readable_stream_no_half_open", NOT_HALF_OPEN, id="readable-stream-no-half-open"),
+    pytest.param("streamx", STREAMX, id="streamx"),
+    pytest.param("minipass", MINIPASS, id="minipass"),
 ]
 
 
@@ -134,6 +239,8 @@ def _table(results) -> dict[str, str]:
 def test_the_verdict_of_every_item(module, expected):
     if module.startswith("readable_stream") and not os.path.exists(READABLE_STREAM):
         pytest.skip(NOT_INSTALLED)
+    if module in INSTALLED and not os.path.exists(INSTALLED[module]):
+        pytest.skip(NOT_INSTALLED.replace("readable-stream", module, 1))
     with node_stream_target(here("baselines", f"{module}.js"), isolation="reuse") as target:
         results = run(target)
     errors = [r.message for r in results if r.verdict.value == "error"]

@@ -54,6 +54,8 @@ MUTANTS = [
     mutant("writable_write_after_end", warns="node.writable.10"),
     mutant("writable_end_drops_chunk", "node.writable.11"),
     mutant("writable_end_callback_dropped", "node.writable.12"),
+    mutant("writable_end_chunk_callback_dropped", "node.writable.12"),  # end('b', cb): cb never called
+    mutant("writable_second_end_callback_dropped", "node.writable.12"),  # a second end(cb) returns, never calls cb
     mutant("writable_end_always_true", "node.writable.13"),
     mutant("writable_end_always_false", warns="node.writable.14"),
     mutant("writable_end_false_no_drain", "node.writable.15"),

@@ -34,7 +34,8 @@ class KeepsUpstreamOpen(MapProcessor):
 
 
 class RequestsAfterUpstreamCompleted(MapProcessor):
-    """2.4: after upstream completed, downstream demand is still forwarded upstream."""
+    """Correct (it was a 2.4 mutant under the old reading): after upstream completed, downstream demand is
+    still forwarded upstream, where it is a NOP (1.6, 3.6)."""
 
     completed_upstream = None
 

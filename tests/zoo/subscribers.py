@@ -157,7 +157,8 @@ class CancelsInOnComplete(Subscriber):
 
 
 class RequestsAfterComplete(Subscriber):
-    """2.4: on_complete schedules a last refill on the loop, which then runs after the stream ended."""
+    """Correct (it was a 2.4 mutant under the old reading): on_complete schedules a last refill on the loop,
+    which runs after the stream ended: a NOP on a subscription that counts as cancelled (1.6, 3.6)."""
 
     def on_complete(self) -> None:
         subscription = self.subscription

@@ -27,11 +27,14 @@ from ...settle import SettleOutcome, SettleTimeout, Settler
 from ...signals import Label, Trace
 from ...target import Profile, Target
 from ...threads import mark_kit_thread
-from ...verdict import BadInput, TargetError
+from ...verdict import BadInput, RuleViolation, TargetError
 from ...wire import Cancel, Request, Subscribe, describe
-from .peer import CLOSE_LINGER_S, QUIET_ROUND_TRIPS, QUIET_WINDOW_MAX_S, QUIET_WINDOW_MIN_S, Ledger, PeerClosed, WirePeer
+from .peer import (CLOSE_LINGER_S, QUIET_ROUND_TRIPS, QUIET_WINDOW_MAX_S, QUIET_WINDOW_MIN_S, Ledger, PeerClosed,
+                   WirePeer, acknowledge_at_once, without_delays)
 
 CONNECT_TIMEOUT_S = 5.0
+# The part of a check's time left to it after a settle stopped waiting for what a server owes (`promised`).
+PROMISE_RESERVE_S = 0.5
 BARRIER = "rstck/empty"  # the publisher whose subscribe and onComplete make the settling round trip
 
 # The core rules that are about the Subscription object's methods or the calls' threads: over the wire the
@@ -74,14 +77,18 @@ class NetworkServerTarget(Target):
         self.url = url
         self.name = url
         self.loaded_as = url
+        # Set by net.closing.1's check when the server stopped serving after the kit reset a connection: a check
+        # that cannot connect afterwards is stopped by that finding, not an error of its own.
+        self.down_after_reset = ""
 
     def reachable(self) -> None:
         """BadInput, before any check runs, if nothing accepts a connection at the address."""
         try:
-            socket.create_connection(self.address, timeout=CONNECT_TIMEOUT_S).close()
+            sock = socket.create_connection(self.address, timeout=CONNECT_TIMEOUT_S)
         except OSError as exc:
             raise BadInput(f"target {self.url}: cannot connect ({exc.strerror or exc}); is the server "
                            "listening there?") from None
+        _close_politely(sock)
 
     def not_observable(self, rule: str) -> str | None:
         return NOT_OBSERVABLE.get(rule)
@@ -95,14 +102,39 @@ class NetworkServerTarget(Target):
     def new_failed_publisher(self, session: Any) -> Any:
         return session.settler.connection(session).publisher("rstck/error")
 
+    def cannot_connect(self, why: str) -> Exception:
+        """What a failed connection means: net.closing.1's finding if the server went down after a reset (the
+        check is then blocked by it), else an error."""
+        if self.down_after_reset:
+            return RuleViolation("net.closing.1", "the server to go on serving after a connection was reset",
+                                 f"{why}: {self.down_after_reset}")
+        return TargetError(why)
+
     def open_peer(self, session: Any, *, hello: bool = True) -> WirePeer:
         """A fresh raw connection for a network check, closed (politely) when the check ends."""
         try:
             peer = WirePeer.connect(session, self.address, hello=hello)
         except PeerClosed as exc:
-            raise TargetError(str(exc)) from None
+            raise self.cannot_connect(str(exc)) from None
         session.settler.peers.append(peer)
         return peer
+
+
+def _close_politely(sock: socket.socket) -> None:
+    """End a connection that said nothing with EOF, and read what the server sent (its serverHello) until its own
+    EOF, at most CLOSE_LINGER_S: a socket closed with unread input sends a reset, and a reset is a fault case of
+    its own (net.closing.1), never something the kit does by the way."""
+    try:
+        sock.shutdown(socket.SHUT_WR)
+        end = time.monotonic() + CLOSE_LINGER_S
+        while (left := end - time.monotonic()) > 0:
+            sock.settimeout(left)
+            if not sock.recv(65536):
+                break
+    except OSError:
+        pass
+    finally:
+        sock.close()
 
 
 class NetworkSettler(Settler):
@@ -128,7 +160,7 @@ class NetworkSettler(Settler):
                     on_thread=mark_kit_thread)
             except (OSError, TimeoutError) as exc:
                 host, port = self.target.address
-                raise TargetError(f"cannot connect to {host}:{port}: {exc.strerror or exc}") from None
+                raise self.target.cannot_connect(f"cannot connect to {host}:{port}: {exc.strerror or exc}") from None
         return self._connection
 
     def settle(self, deadline: float) -> SettleOutcome:
@@ -138,12 +170,27 @@ class NetworkSettler(Settler):
         started = time.monotonic()
         while True:
             round_trip = self._round_trip(deadline)
+            self._await_promised(deadline)
             window = min(max(QUIET_ROUND_TRIPS * round_trip, QUIET_WINDOW_MIN_S), QUIET_WINDOW_MAX_S)
             seen = len(self.trace)
             if not self.trace.wait_quiet(window, deadline):
                 raise SettleTimeout("the server kept sending for longer than the deadline")
             if len(self.trace) == seen:
                 return SettleOutcome("quiet-period", outcome.waited_s + time.monotonic() - started, window)
+
+    def _await_promised(self, deadline: float) -> None:
+        """Wait for what the reserved names promise and has not arrived yet (`promised`), so that a server whose
+        elements leave long after the demand arrived is never judged by the quiet window. The wait ends a little
+        before the deadline, leaving the check the time to reach its verdict; the trace says when it did."""
+        if self._observer is None:
+            return
+        until = deadline - min(PROMISE_RESERVE_S, max(0.0, deadline - time.monotonic()) / 4)
+        waiting = promised(self._observer.ledger)
+        while waiting and time.monotonic() < until and not self.broken():
+            self.trace.wait_for_more(len(self.trace), min(0.05, max(0.0, until - time.monotonic())))
+            waiting = promised(self._observer.ledger)
+        if waiting:
+            self.trace.note(f"still awaited when the wait for it ended, short of the deadline: {'; '.join(waiting)}")
 
     def await_signal(self, arrived, deadline: float) -> bool:
         """A quiet window can be too short for a slow server: what a check expects is waited for up to the
@@ -172,6 +219,38 @@ class NetworkSettler(Settler):
             except Exception:  # a server that does not answer goodbye: the connection is closed anyway
                 pass
         super().close()
+
+
+def promised(ledger: Ledger) -> list[str]:
+    """What the streams the kit's client opened are owed by the reserved names' definitions
+    (docs/wire-format.md) and have not had: subscribed; of rstck/range/N the elements requested, up to N; and
+    the terminal signal of rstck/error, rstck/empty, and of rstck/range/N once its N elements came with demand
+    left over (a publisher that completes only when asked for more gets that request from the check)."""
+    owed = []
+    for stream in ledger.streams.values():
+        if stream.cancelled or stream.terminal:
+            continue
+        if not stream.subscribed:
+            owed.append(f"subscribed for {stream.publisher} (id {stream.id})")
+            continue
+        size = _promised_size(stream.publisher)
+        if size is None:
+            continue
+        if stream.received < min(size, stream.requested):
+            owed.append(f"{min(size, stream.requested) - stream.received} more elements of {stream.publisher} "
+                        f"(id {stream.id})")
+        elif stream.received >= size and stream.requested > stream.received:
+            owed.append(f"the end of {stream.publisher} (id {stream.id})")
+    return owed
+
+
+def _promised_size(name: str) -> int | None:
+    if name in ("rstck/empty", "rstck/error"):
+        return 0
+    prefix = "rstck/range/"
+    if name.startswith(prefix) and name[len(prefix):].isascii() and name[len(prefix):].isdigit():
+        return int(name[len(prefix):])
+    return None
 
 
 class _Barrier:
@@ -227,12 +306,31 @@ class FrameObserver:
         self.session.trace.record("wire", "", (Label(f"{elapsed_ms:8.1f} ms  {text}"),))
 
 
+class _AcknowledgingReader:
+    """The connection's reader, acknowledging what it read at once (`without_delays`)."""
+
+    def __init__(self, reader: Any, sock: Any):
+        self._reader, self._sock = reader, sock
+
+    async def read(self, n: int = -1) -> bytes:
+        data = await self._reader.read(n)
+        acknowledge_at_once(self._sock)
+        return data
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._reader, name)
+
+
 class ObservedConnection(Connection):
     """The reference client's connection, showing every frame to a FrameObserver."""
 
-    def __init__(self, *args: Any, observer: FrameObserver, **kwargs: Any):
+    def __init__(self, reader: Any, writer: Any, *args: Any, observer: FrameObserver, **kwargs: Any):
         self._observer = observer
-        super().__init__(*args, **kwargs)
+        sock = writer.get_extra_info("socket")
+        if sock is not None:
+            without_delays(sock)
+            reader = _AcknowledgingReader(reader, sock)
+        super().__init__(reader, writer, *args, **kwargs)
 
     def _write(self, frame: Any) -> None:
         self._observer.sent(frame)

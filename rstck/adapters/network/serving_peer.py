@@ -3,7 +3,12 @@
 A `ServingPeer` is a `WirePeer` turned around. It keeps the wire log, the deadline-bounded waits and the fault
 labels of its parent, and checks every frame from the client as it arrives (`ClientLedger`): a frame that is
 not well formed is net.framing.4, a message type of an extension nobody negotiated net.extensions.1, anything
-after the client's goodbye net.rstck.13, a subscribe for an id whose stream is still open net.core.3.
+after the client's goodbye net.rstck.13, a subscribe for an id whose stream is still open net.core.3, a message
+before the clientHello net.rstck.14.
+
+When the client's fault makes the kit end the session with goodbye, the kit sends nothing more (not the
+serverHello a check withheld, not an answer) and the check stops where it waits next: that finding is its verdict,
+and the check's own item, which it kept from being decided, is `blocked` by it (`unless_refused`).
 
 As a server the kit is a well-behaved peer, and refuses to be anything else unless a check injects a fault on
 purpose (a frame sent with a `fault` label): it counts each stream's demand and never sends more elements than
@@ -224,7 +229,7 @@ class ServingPeer(WirePeer):
                 return stream
         frames = self.until(lambda f: type(f) is Subscribe and f.publisher == self.publisher
                             and self.ledger.streams.get(f.subscriber) is not None, rule=rule, expected=expected)
-        self._unless_refused(rule, expected)
+        self.unless_refused(rule, expected)
         return self.ledger.streams[frames[-1].subscriber]
 
     def await_demand(self, stream: ServedStream, *, rule: str, expected: str) -> int:
@@ -232,7 +237,7 @@ class ServingPeer(WirePeer):
         the stream or ends it with a request of 0 or below (which the kit answers with onError, as 3.9 asks),
         closes the connection, or the deadline comes first."""
         while True:
-            self._unless_refused(rule, expected)
+            self.unless_refused(rule, expected)
             if stream.cancelled:
                 raise RuleViolation(rule, expected, f"the client cancelled stream {stream.id} after {stream.sent} "
                                     f"elements")
@@ -244,9 +249,11 @@ class ServingPeer(WirePeer):
             try:
                 self.receive()
             except PeerClosed:
+                self.unless_refused(rule, expected)
                 raise RuleViolation(rule, expected, f"the client closed the connection while the kit waited for "
                                     f"demand (it requested {stream.requested}, the kit sent {stream.sent})") from None
             except Silent:
+                self.unless_refused(rule, expected)
                 raise RuleViolation(rule, expected, f"no request came before the deadline (the client requested "
                                     f"{stream.requested}, the kit sent {stream.sent})", timed_out=True) from None
 
@@ -274,8 +281,19 @@ class ServingPeer(WirePeer):
                     self.send(OnNext(stream.id, element))
             sent += len(batch)
 
-    def _unless_refused(self, rule: str, expected: str) -> None:
+    def until(self, done: Any, *, rule: str, expected: str) -> list[Any]:
+        """As WirePeer.until, but a wait ends once the kit has ended the session with goodbye (the client made it
+        do so): nothing the check would send next may follow that goodbye, so the check cannot go on."""
+        frames = super().until(lambda frame: done(frame) or bool(self.refused), rule=rule, expected=expected)
+        if not done(frames[-1]):
+            self.unless_refused(rule, expected)
+        return frames
+
+    def unless_refused(self, rule: str, expected: str) -> None:
+        """Once the kit ended the session for the client's fault, the check cannot decide its own item: the finding
+        that made the kit refuse is the verdict (the check's item is blocked by it), not a failure of `rule`."""
         if self.refused:
+            self.session.raise_pending()
             raise RuleViolation(rule, expected, f"the kit ended the session with goodbye: {self.refused}")
 
     # -- receiving ---------------------------------------------------------------------------------------------
@@ -325,7 +343,10 @@ class ServingPeer(WirePeer):
             return  # it crossed the kit's goodbye: ignored, whatever it holds
         if self.client_hello is None:
             if kind is not ClientHello:
-                self._refuse(f"{describe(frame)} before the clientHello")  # the kit's duty: net.rstck.5
+                # The client's duty broken (its hello first), charged by name; the kit's answer is net.rstck.5's.
+                self.session.violate("net.rstck.14", "the clientHello as the client's first frame (only goodbye may "
+                                     "come before it)", f"{describe(frame)} before its clientHello")
+                self._refuse(f"{describe(frame)} before the clientHello")
             elif frame.version != PROTOCOL_VERSION:
                 self.client_hello = frame
                 self._refuse(f"unsupported version {frame.version}")  # the kit's duty: net.handshake.2
@@ -393,7 +414,19 @@ class ServingPeer(WirePeer):
 
     def read_to_close(self, *, rule: str, expected: str) -> None:
         """Read, and check, what the client still sends until it closes; a violation of `rule` at the deadline."""
-        self._read_to_eof(rule, expected)
+        self._read_to_close(rule, expected)
+
+    def _read_to_close(self, rule: str, expected: str) -> None:
+        """Read (and check) until the client closes: EOF or reset. The kit has said goodbye and shut its sending
+        side by then, so a client that reads to the kit's EOF before closing is not kept waiting."""
+        try:
+            while True:
+                self.receive()
+        except PeerClosed:
+            return
+        except Silent:
+            raise RuleViolation(rule, expected, "the connection was still open at the deadline",
+                                timed_out=True) from None
 
     def goodbye_then_close(self, *, rule: str, expected: str = "goodbye with a reason, then the connection closed") \
             -> Goodbye:
@@ -402,7 +435,7 @@ class ServingPeer(WirePeer):
         if self.goodbye_received is None:  # else it came already, while the kit read for something else
             self.until(lambda f: type(f) is Goodbye, rule=rule, expected=expected)
         goodbye = self.goodbye_received
-        self._read_to_eof(rule, expected)
+        self._read_to_close(rule, expected)
         if not goodbye.reason:
             raise RuleViolation(rule, expected, "goodbye with an empty reason: a reason names the fault")
         return goodbye

@@ -402,7 +402,9 @@ EventEmitter.prototype.emit = function emitObserved(name, ...args) {
   if (handle !== undefined) {
     let heard = 0;
     try { heard = typeof this.listenerCount === 'function' ? this.listenerCount(name) : 0; } catch (err) { /* a hostile getter */ }
-    emit({ ev: 'emit', obj: handle, name: String(name), args: args.map((a) => encode(a)), listeners: heard });
+    // A Symbol-named event is the implementation's own bookkeeping (no stream event has such a name): flagged.
+    emit({ ev: 'emit', obj: handle, name: String(name), args: args.map((a) => encode(a)), listeners: heard,
+      symbol: typeof name === 'symbol' });
     if (name === 'error' && heard === 0) {
       try {
         return emitUnobserved.call(this, name, ...args);
@@ -429,7 +431,8 @@ function batch(command) {
         if (typeof method !== 'function') throw new TypeError(`${className(target)}.${one.method} is not a function`);
         results.push({ ok: true, ret: encode(method.apply(target, one.args.map(decode))), turn });
       } catch (err) {
-        results.push({ ok: false, thrown: encode(err), turn });
+        // Whether EventEmitter threw it, for an 'error' event nobody listened to: no throw of the method's own.
+        results.push({ ok: false, thrown: encode(err), turn, unhandled_error_event: isObject(err) && unhandledErrors.has(err) });
       }
     }
   } finally {

@@ -616,12 +616,12 @@ class NodeProcess:
         return JavaScriptThrow(f"threw a non-Error value: {value!r}"[:200])
 
     def proxy(self, spec: dict[str, Any], role: str = "") -> Any:
-        from .proxies import proxy_class
+        from .proxies import fitted, proxy_class
 
         handle = spec["$ref"]
         known = self._proxies.get(handle)
         if known is not None:
-            return known
+            return fitted(known, role, spec.get("methods", ()))  # one object may play several roles
         made = proxy_class(role, spec.get("methods", ()))(self, handle, spec.get("class", ""))
         self._proxies[handle] = made
         weakref.finalize(made, self.release.append, handle)

@@ -71,19 +71,57 @@ class JSSubscription(JSObject):
 
 
 _BY_ROLE = {cls.role: cls for cls in (JSPublisher, JSSubscriber, JSProcessor, JSSubscription)}
+# Which roles an object's methods show it can play. One object may play several at once: a processor that
+# hands itself to its subscriber as the subscription is a publisher, a subscriber and a subscription, and its
+# one stand-in must offer the methods of all of them.
+_ROLE_OF_METHODS = (("publisher", {"subscribe"}), ("subscriber", {"onSubscribe"}), ("subscriber", {"onNext"}),
+                    ("subscription", {"request"}), ("subscription", {"cancel"}))
+_ORDER = ("processor", "publisher", "subscriber", "subscription")
+_COMBINED: dict[frozenset[str], type[JSObject]] = {}
+
+
+def _roles(role: str, methods: Any) -> frozenset[str]:
+    methods = set(methods)
+    roles = {"publisher", "subscriber"} if role == "processor" else ({role} if role in _BY_ROLE else set())
+    roles |= {named for named, needed in _ROLE_OF_METHODS if needed <= methods}
+    return frozenset(roles)
+
+
+def _class_of(roles: frozenset[str]) -> type[JSObject]:
+    """The stand-in class for a set of the basic roles (publisher, subscriber, subscription)."""
+    names = set(roles)
+    if {"publisher", "subscriber"} <= names:
+        names = (names - {"publisher", "subscriber"}) | {"processor"}
+    if not names:
+        return JSObject
+    if len(names) == 1:
+        return _BY_ROLE[names.pop()]
+    key = frozenset(names)
+    known = _COMBINED.get(key)
+    if known is None:
+        ordered = [r for r in _ORDER if r in names]
+        known = _COMBINED[key] = type("JS" + "".join(r.capitalize() for r in ordered),
+                                      tuple(_BY_ROLE[r] for r in ordered),
+                                      {"__slots__": (), "role": "+".join(ordered), "__module__": __name__})
+    return known
+
+
+def _held(proxy: JSObject) -> frozenset[str]:
+    return frozenset(r for r in ("publisher", "subscriber", "subscription") if isinstance(proxy, _BY_ROLE[r]))
 
 
 def proxy_class(role: str, methods: Any = ()) -> type[JSObject]:
-    """The stand-in for a JavaScript object: by the role it was made or passed for, else by its methods."""
-    if role in _BY_ROLE:
-        return _BY_ROLE[role]
-    methods = set(methods)
-    if {"subscribe", "onSubscribe"} <= methods:
-        return JSProcessor
-    if "subscribe" in methods:
-        return JSPublisher
-    if "onSubscribe" in methods or "onNext" in methods:
-        return JSSubscriber
-    if "request" in methods or "cancel" in methods:
-        return JSSubscription
-    return JSObject
+    """The stand-in for a JavaScript object: for the role it was made or passed for, and every other role its
+    methods show it plays."""
+    return _class_of(_roles(role, methods))
+
+
+def fitted(proxy: JSObject, role: str, methods: Any = ()) -> JSObject:
+    """`proxy`, able to play `role` too: an object first met as a processor, then handed over as a
+    subscription, keeps its one stand-in (and handle), which gains the subscription's methods. Every
+    stand-in class has the same (empty) slots, so the class can change in place."""
+    wanted = _roles(role, methods)
+    if wanted <= _held(proxy):
+        return proxy
+    proxy.__class__ = _class_of(wanted | _held(proxy))
+    return proxy

@@ -116,17 +116,43 @@ class Outcome:
     ret: Any = None
     thrown: BaseException | None = None
     seq: int = 0  # the driver's sequence number when it returned: events before it happened before
+    # What came out of the call was EventEmitter's throw of an 'error' event nobody listened to (the kit adds no
+    # listener): the call emitted an event, it threw nothing of its own.
+    error_event: bool = False
 
     @property
     def raised(self) -> bool:
-        return self.thrown is not None
+        """Whether the call itself threw (an unhandled 'error' event thrown by EventEmitter is not its throw)."""
+        return self.thrown is not None and not self.error_event
 
     def inside(self, event: Event) -> bool:
         """Whether `event` happened synchronously inside this call."""
         return event.in_op == self.op and (self.call is None or event.call in (None, self.call))
 
     def shown(self) -> str:
+        if self.error_event:
+            return unhandled_error_event(self.thrown)
         return f"raised {show(self.thrown)}" if self.raised else f"returned {show(self.ret)}"
+
+
+def unhandled_error_event(thrown: Any) -> str:
+    return (f"threw nothing of its own: it emitted an 'error' event nobody listened to (the kit adds no listener), "
+            f"which EventEmitter threw out of the call: {describe_error(thrown)}")
+
+
+@dataclasses.dataclass
+class DeferredCall:
+    """A kit call not yet in the trace: it is recorded once the driver shows it began (the first event inside
+    it, or its reply), so what happened before it, on Node's own schedule, is printed before it."""
+
+    kind: str
+    actor: str
+    args: tuple
+    text: str
+    depth: int
+    call: int | None = None  # its place in a burst (None: a command of one call)
+    outcome: str | None = None
+    signal: Any = None
 
 
 class StreamSettler(NodeSettler):
@@ -137,8 +163,34 @@ class StreamSettler(NodeSettler):
         self.events: list[Event] = []
         self.labels: dict[str, str] = {}  # handle -> label
         self.calls_by_op: dict[tuple[int, int | None], str] = {}  # (op, call) -> trace text, for where events fell
+        self.deferred: dict[int, list[DeferredCall]] = {}  # op -> its calls not yet recorded, in order
+
+    def defer(self, op: int, calls: list[DeferredCall]) -> None:
+        self.deferred[op] = calls
+
+    def began(self, op: Any, call: Any = None) -> None:
+        """Op `op` (its burst's calls up to `call`; all of them if None) began: record its deferred calls."""
+        pending = self.deferred.get(op) if isinstance(op, int) else None
+        session = self.session
+        if not pending or session is None:
+            return
+        upto = len(pending) - 1 if call is None else int(call)
+        trace = session.trace
+        outer = trace.nest_under_nothing()
+        try:
+            for k, entry in enumerate(pending[:upto + 1]):
+                if entry.signal is None:
+                    trace.nest_again(entry.depth)
+                    entry.signal = trace.record(entry.kind, entry.actor, entry.args, outcome=entry.outcome)
+                    self.calls_by_op[(op, entry.call)] = f"#{entry.signal.seq} {entry.text}"
+        finally:
+            trace.nest_again(outer)
+        if upto >= len(pending) - 1:
+            del self.deferred[op]
 
     def event(self, message: dict[str, Any]) -> None:
+        if message.get("in_op") in self.deferred:
+            self.began(message["in_op"], message.get("call"))
         kind = message.get("ev")
         if kind not in ("emit", "callback", "heard", "reaction") and not (
                 kind == "uncaught" and message.get("unhandled_error_event")):
@@ -154,6 +206,8 @@ class StreamSettler(NodeSettler):
         thrown = process.thrown(message["thrown"]) if "thrown" in message else None
         if kind == "uncaught":
             thrown = process.thrown(message.get("error"))
+        if kind == "emit" and message.get("symbol"):
+            kind = "internal"  # a Symbol-named event: the implementation's own bookkeeping, no stream event
         event = Event(int(message.get("seq", 0)), kind, label, str(message.get("name", "")), args,
                       message.get("in_op"), message.get("call"), int(message.get("turn", 0)), thrown)
         self.events.append(event)
@@ -170,10 +224,12 @@ class StreamSettler(NodeSettler):
         if event.in_op is not None:
             inside = self.calls_by_op.get((event.in_op, event.call)) or self.calls_by_op.get((event.in_op, None))
             where += f", inside {inside}" if inside else ", inside a kit call"
-        if event.kind == "emit":
+        if event.kind in ("emit", "internal"):
             kind, actor, args = "emit", event.obj, (event.name, *event.args)
             if listeners == 0:
                 where += ", no listener"
+            if event.kind == "internal":
+                where += "; a Symbol name: the implementation's own, no stream event"
         elif event.kind == "callback":
             kind, actor, args = "called", event.obj, event.args
         elif event.kind == "heard":
@@ -187,6 +243,29 @@ class StreamSettler(NodeSettler):
             return
         with session.apart() if event.in_op is None else contextlib.nullcontext():
             session.trace.record(kind, actor, args, outcome=where)
+
+
+class CommandNaming:
+    """Tells the settler how to name a command's id in the trace, for the events inside it (`numbered`, given to
+    NodeProcess.command); with a deferred call, records that call once the command began (`began()`, called
+    when the command is over in any case)."""
+
+    def __init__(self, settler: StreamSettler, text: str, deferred: DeferredCall | None = None):
+        self.settler = settler
+        self.text = text
+        self.deferred = deferred
+        self.op: int | None = None
+
+    def __call__(self, op: int) -> None:
+        self.op = op
+        if self.deferred is None:
+            self.settler.calls_by_op[(op, None)] = self.text
+        else:
+            self.settler.defer(op, [self.deferred])
+
+    def began(self) -> None:
+        if self.op is not None:
+            self.settler.began(self.op)
 
 
 class StreamDriver:
@@ -213,13 +292,16 @@ class StreamDriver:
         role = STREAM_FACTORIES.get(factory, "object")
         text = f"{factory}({', '.join(self._shown(a) for a in args)})"
         deadline, interrupted = self.settler.bounds()
-        signal = self.session.trace.record(factory, "module", tuple(Label(self._shown(a)) for a in args))
+        deferred = DeferredCall(factory, "module", tuple(Label(self._shown(a)) for a in args), text, self._depth())
+        numbered = CommandNaming(self.settler, text, deferred)
         try:
             with self.session.underway(text, "", factory):
-                reply = process.command({"op": "create", "factory": factory, "watch": watch,
-                                         "args": [self._encode(a) for a in args]},
-                                        deadline=deadline, interrupted=interrupted,
-                                        numbered=self._names(f"#{signal.seq} {text}"))
+                try:
+                    reply = process.command({"op": "create", "factory": factory, "watch": watch,
+                                             "args": [self._encode(a) for a in args]},
+                                            deadline=deadline, interrupted=interrupted, numbered=numbered)
+                finally:
+                    numbered.began()
         except (ProcessEnded, NoReply) as exc:
             raise TargetError(f"{text}: {exc}") from None
         if not reply.get("ok"):
@@ -251,8 +333,9 @@ class StreamDriver:
         """Make several calls in one command: nothing of Node's loop (no tick, no timer) runs between them."""
         process = self.process
         texts = [f"{s.label}.{m}({', '.join(self._shown(a) for a in args)})" for s, m, args in calls]
-        signals = [self.session.trace.record(m, s.label, tuple(Label(self._shown(a)) for a in args))
-                   for s, m, args in calls]
+        depth = self._depth()
+        deferred = [DeferredCall(m, s.label, tuple(Label(self._shown(a)) for a in args), texts[k], depth, k)
+                    for k, (s, m, args) in enumerate(calls)]
         deadline, interrupted = self.settler.bounds()
         text = texts[0] if len(texts) == 1 else f"a burst of {len(texts)} calls ({texts[0]}, ...)"
         fields = {"op": "batch", "calls": [{"target": s.handle, "method": m, "args": [self._encode(a) for a in args]}
@@ -261,12 +344,15 @@ class StreamDriver:
 
         def numbered(op: int) -> None:
             ops.append(op)
-            for k, t in enumerate(texts):
-                self.settler.calls_by_op[(op, k)] = f"#{signals[k].seq} {t}"
+            self.settler.defer(op, deferred)
 
         try:
             with self.session.underway(text, self.rule, calls[0][1]):
-                reply = process.command(fields, deadline=deadline, interrupted=interrupted, numbered=numbered)
+                try:
+                    reply = process.command(fields, deadline=deadline, interrupted=interrupted, numbered=numbered)
+                finally:
+                    if ops:
+                        self.settler.began(ops[0])  # whatever became of it, the calls are in the trace
         except NoReply:
             process.kill(wait=False)
             raise RuleViolation(self.rule, f"{text} to return", "it had not returned by the deadline (synchronous "
@@ -274,16 +360,26 @@ class StreamDriver:
         except ProcessEnded as exc:
             raise RuleViolation(self.rule, f"{text} to return", f"the Node process ended inside it: {exc}") from None
         outcomes = []
-        for k, (result, signal) in enumerate(zip(reply.get("results", ()), signals)):
+        for k, (result, entry) in enumerate(zip(reply.get("results", ()), deferred)):
             outcome = Outcome(texts[k], ops[0], k, int(result.get("turn", 0)), seq=int(reply.get("seq", 0)))
+            signal = entry.signal
             if result.get("ok"):
                 outcome.ret = self.settler.value_of(process, result.get("ret"))
                 signal.outcome = f"returned {show(outcome.ret)}"
             else:
                 outcome.thrown = process.thrown(result.get("thrown"))
-                signal.outcome = f"threw {describe_error(outcome.thrown)}"
+                outcome.error_event = bool(result.get("unhandled_error_event"))
+                signal.outcome = (unhandled_error_event(outcome.thrown) if outcome.error_event
+                                  else f"threw {describe_error(outcome.thrown)}")
             outcomes.append(outcome)
         return outcomes
+
+    def _depth(self) -> int:
+        """How deeply the trace nests what is recorded now on this thread."""
+        trace = self.session.trace
+        depth = trace.nest_under_nothing()
+        trace.nest_again(depth)
+        return depth
 
     def get(self, stream: Stream, prop: str) -> Any:
         """The value of `stream[prop]` (a function reads as <Function name>)."""
@@ -315,29 +411,26 @@ class StreamDriver:
         the nth reaction, (method, args) called on the stream inside the listener."""
         shown = "" if not react else " reacting with " + ", ".join(f"{m}() on call {k + 1}" for k, (m, _) in
                                                                     enumerate(react) if m)
-        signal = self.session.trace.record(method, stream.label, (event, Label("<the kit's listener>")),
-                                           outcome=f"an explicit listener{shown}")
+        text = f"{stream.label}.{method}({event!r})"
+        deferred = DeferredCall(method, stream.label, (event, Label("<the kit's listener>")), text, self._depth(),
+                                outcome=f"an explicit listener{shown}")
         reactions = [{"method": m, "args": [self._encode(a) for a in args]} if m else None for m, args in react]
         reply = self._simple({"op": "listen", "target": stream.handle, "event": event, "react": reactions,
-                              "record": record, "method": method}, f"{stream.label}.{method}({event!r})",
-                             f"#{signal.seq} {stream.label}.{method}({event!r})")
+                              "record": record, "method": method}, text, deferred=deferred)
         if not reply.get("ok"):
             raise TargetError(f"{stream.label}.{method}({event!r}, listener) threw "
                               f"{describe_error(self.process.thrown(reply.get('thrown')))}")
 
-    def _names(self, text: str):
-        """What tells the settler how to name the command's id in the trace, for the events inside it."""
-        def numbered(op: int) -> None:
-            self.settler.calls_by_op[(op, None)] = text
-        return numbered
-
-    def _simple(self, fields: dict[str, Any], text: str, shown: str = "") -> dict[str, Any]:
+    def _simple(self, fields: dict[str, Any], text: str, deferred: DeferredCall | None = None) -> dict[str, Any]:
         process = self.process
         deadline, interrupted = self.settler.bounds()
+        numbered = CommandNaming(self.settler, text, deferred)
         try:
             with self.session.underway(text, self.rule, fields["op"]):
-                reply = process.command(fields, deadline=deadline, interrupted=interrupted,
-                                        numbered=self._names(shown or text))
+                try:
+                    reply = process.command(fields, deadline=deadline, interrupted=interrupted, numbered=numbered)
+                finally:
+                    numbered.began()
         except NoReply:
             process.kill(wait=False)
             raise RuleViolation(self.rule, f"{text} to be read", "it had not returned by the deadline",

@@ -17,10 +17,15 @@ from . import (HIGH_WATER_MARK, expect_call_emits, expect_callback_called, expec
 untested("node.writable.26", "the heading of a list whose one entry is close, node.writable.27, checked there")
 
 
-def _burst_of_writes(streams, stream, count: int, then: tuple = ()):
-    """`count` writes (x0, x1, ...) in one burst, and `then` (method, args) after them in the same burst."""
+def _burst_of_writes(streams, stream, count: int, then: tuple = (), *, drain: bool = False):
+    """`count` writes (x0, x1, ...) in one burst, and `then` (method, args) after them in the same burst. With
+    `drain`, the burst ends with on('drain', listener), as a user who waits for drain after a false write() does:
+    a stream may emit 'drain' only while somebody listens (the emit patch observes it either way)."""
     calls = [(stream, "write", (f"x{k}",)) for k in range(count)] + [(stream, method, args) for method, args in then]
-    return streams.burst(calls)
+    if drain:
+        calls.append((stream, "on", ("drain", streams.callback("drain"))))
+    outcomes = streams.burst(calls)
+    return outcomes[:-1] if drain else outcomes
 
 
 def _waiting(streams, written, outcomes, k: int, writes: int) -> int:
@@ -30,17 +35,18 @@ def _waiting(streams, written, outcomes, k: int, writes: int) -> int:
     return min(k + 1, writes) - len(done)
 
 
-def _filled(streams, rule):
-    """A writable whose queue was filled past its high-water mark in one burst: (stream, written, outcomes)."""
+def _filled(streams, rule, *, drain: bool = False):
+    """A writable whose queue was filled past its high-water mark in one burst: (stream, written, outcomes);
+    `drain`: with a 'drain' listener added at the end of the burst."""
     stream, written = new_writable(streams)
-    outcomes = _burst_of_writes(streams, stream, 3 * HIGH_WATER_MARK)
+    outcomes = _burst_of_writes(streams, stream, 3 * HIGH_WATER_MARK, drain=drain)
     for outcome in outcomes:
         expect_no_throw(rule, outcome)
     return stream, written, outcomes
 
 
 def _drain_after_false(streams, rule):
-    stream, written, outcomes = _filled(streams, rule)
+    stream, written, outcomes = _filled(streams, rule, drain=True)
     falses = [o for o in outcomes if o.ret is False]
     if not falses:
         raise NotApplicable("no write() returned false (node.writable.6 judges whether one had to)")
@@ -196,6 +202,31 @@ def end_callback_is_called(streams):
     expect_callback_called(streams, "node.writable.12", stream, "end", (), "after end(cb)")
 
 
+@rule("node.writable.12")
+def end_with_a_chunk_calls_its_callback(streams):
+    """node.writable.12: write('a'), end('b', cb): cb, the last argument, is called too."""
+    stream, _ = new_writable(streams)
+    expect_no_throw("node.writable.12", streams.call(stream, "write", "a"))
+    expect_callback_called(streams, "node.writable.12", stream, "end", ("b",), "after end('b', cb)")
+
+
+@rule("node.writable.12")
+def a_second_end_calls_its_callback(streams):
+    """node.writable.12: end(cb1), settled, then end(cb2): a second end() that returns normally calls its callback
+    as well (with an error or not); one that throws has refused the call, and its callback is owed nothing."""
+    stream, _ = new_writable(streams)
+    expect_no_throw("node.writable.12", streams.call(stream, "write", "a"))
+    expect_callback_called(streams, "node.writable.12", stream, "end", (), "after end(cb)")
+    second = streams.callback()
+    outcome = streams.call(stream, "end", second)
+    if outcome.raised:
+        streams.settle()
+        streams.note(f"the second end() threw ({outcome.shown()}): it refused the call, so its callback is owed "
+                     "nothing")
+        return
+    expect_called(streams, "node.writable.12", second, "after a second end(cb) that returned normally")
+
+
 @rule("node.writable.13")
 def end_returns_false_while_chunks_wait(streams):
     """node.writable.13: writes and end() in one burst: while chunks wait, end() returns false."""
@@ -212,7 +243,7 @@ def end_returns_true_on_an_empty_queue(streams):
 def drain_follows_a_false_end(streams):
     """node.writable.15: writes and end() in one burst; if end() returned false, drain is emitted later."""
     stream, _ = new_writable(streams)
-    outcomes = _burst_of_writes(streams, stream, 2, then=(("end", ()),))
+    outcomes = _burst_of_writes(streams, stream, 2, then=(("end", ()),), drain=True)
     end = outcomes[-1]
     if end.ret is not False:
         streams.settle()
@@ -286,7 +317,7 @@ def flush_callback_not_before_next_tick(streams):
 def implements_drain_and_destroy(streams):
     """node.writable.24: the events of the list: drain after a write() that returned false, destroy after
     destroy()."""
-    stream, _, outcomes = _filled(streams, "node.writable.24")
+    stream, _, outcomes = _filled(streams, "node.writable.24", drain=True)
     if any(o.ret is False for o in outcomes):
         expect_emitted(streams, "node.writable.24", stream, "drain", "after a write() returned false")
     mark = streams.last_seq

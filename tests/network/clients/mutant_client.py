@@ -19,6 +19,8 @@ import sys
 import time
 import urllib.parse
 
+import msgpack
+
 
 def _codec():
     """rstck.wire alone. Importing the package would run rstck/__init__.py, which loads the whole kit and doubles
@@ -43,7 +45,9 @@ MUTANTS = {
     "skips-unknown-types": "net.rstck.2",  # drops a frame of an unknown type and reads on
     "no-size-check": "net.rstck.3",  # takes an element of another size than the stream declared
     "waits-for-declared-bytes": "net.rstck.4",  # no frame size limit: waits for a declared 4 GiB
+    "accepts-invalid-utf8": "net.rstck.3",  # decodes a str leniently (U+FFFD) and acts on the frame
     "takes-frames-before-hello": "net.rstck.5",  # reads on as if the hello had come
+    "subscribes-before-hello": "net.rstck.14",  # its subscribe goes out before its clientHello
     "ignores-second-hello": "net.rstck.6",
     "prints-any-id": "net.rstck.10",  # prints the onNext of every id
     "no-goodbye-answer": "net.closing.2",  # closes without answering the server's goodbye
@@ -81,6 +85,7 @@ class Client:
         self.batch = batch
         max_frame = 2**33 if mutant == "waits-for-declared-bytes" else wire.DEFAULT_MAX_FRAME_BYTES
         self.decoder = wire.FrameDecoder(max_frame)
+        self.held = b""
         self.hello_received = False
         self.hello_sent = False
         self.goodbye_sent = False
@@ -101,8 +106,12 @@ class Client:
             pass
 
     def start(self) -> None:
-        self.send(wire.ClientHello(0, ()))
-        self.send(wire.Subscribe(self.publisher, STREAM_ID, 0))
+        if self.mutant == "subscribes-before-hello":
+            self.send(wire.Subscribe(self.publisher, STREAM_ID, 0))
+            self.send(wire.ClientHello(0, ()))
+        else:
+            self.send(wire.ClientHello(0, ()))
+            self.send(wire.Subscribe(self.publisher, STREAM_ID, 0))
         self.hello_sent = True
         if self.mutant == "sends-garbage":
             self.sock.sendall(b"\xc1")
@@ -143,7 +152,7 @@ class Client:
             if not data:
                 print("mutant_client: the server closed the connection", file=sys.stderr)
                 return 3
-            frames, fault = self.decoder.feed_until_fault(data)
+            frames, fault = self.decode(data)
             try:
                 for frame in frames:
                     status = self.handle(frame)
@@ -158,6 +167,26 @@ class Client:
                 if self.mutant == "crashes-on-fault":
                     raise RuntimeError(f"cannot read the server's frame: {reason}") from None
                 return self.end(str(reason), 3)
+
+    def decode(self, data: bytes) -> tuple[list, object]:
+        """The frames `data` completes, and the fault that stops them, if any. The lenient mutant reads a str
+        that is not UTF-8 as a decoder with unicode_errors="replace" does, and takes the frame."""
+        held = self.held + data  # the bytes of frames not yet complete: the lenient reading starts there
+        frames, fault = self.decoder.feed_until_fault(data)
+        if fault is None or self.mutant != "accepts-invalid-utf8" or "UTF-8" not in fault.detail:
+            self.held = held[len(held) - self.decoder.buffered:] if fault is None and self.decoder.buffered else b""
+            return frames, fault
+        lenient = msgpack.Unpacker(raw=False, unicode_errors="replace", use_list=False)
+        lenient.feed(held)
+        for _ in frames:
+            lenient.unpack()
+        self.decoder = wire.FrameDecoder()
+        taken, fault = self.decoder.feed_until_fault(wire.encode_raw(lenient.unpack()))
+        if fault is not None:
+            return frames + taken, fault
+        self.held = b""
+        more, fault = self.decode(held[lenient.tell():])
+        return frames + taken + more, fault
 
     def end(self, reason: str, status: int) -> int:
         """Goodbye, then the server's goodbye or EOF (bounded), then the close."""

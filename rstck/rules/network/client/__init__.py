@@ -12,7 +12,7 @@ from ....adapters.network.client_target import ClientCase, ClientExit, stderr_ta
 from ....adapters.network.serving_peer import ServedStream, ServingPeer
 from ....reference.network.reserved import range_element
 from ....verdict import RuleViolation, TargetError
-from ....wire import encode_raw
+from ....wire import Goodbye, describe, encode_raw
 
 RANGE = "rstck/range/3"
 RANGE_ELEMENTS = [range_element(i) for i in range(3)]
@@ -106,11 +106,12 @@ def said(finished: ClientExit) -> str:
 
 
 def answers_fault_with_goodbye(session: Any, rule: str, fault: str, inject: Callable[[ServingPeer, ServedStream], None],
-                               *, element_size: int = 0) -> None:
+                               *, element_size: int = 0, taken: Callable[[Any], bool] | None = None) -> None:
     """The client reads rstck/range/3; after the first element, with demand outstanding, the kit injects `fault`.
     The client must answer with goodbye giving a reason and close (a client that hangs instead fails by the
     deadline, one that closes without goodbye fails at once), must print only the element sent before the
-    fault, and must not exit 0: its goodbye ended the stream as by onError (net.closing.3)."""
+    fault, and must not exit 0: its goodbye ended the stream as by onError (net.closing.3). A frame from the
+    client for which `taken` holds is an answer to the faulty frame: the client took it, which decides at once."""
     case = run_client(session)
     peer = case.peer
     expected = f"goodbye with a reason, then the connection closed, for {fault}"
@@ -120,6 +121,11 @@ def answers_fault_with_goodbye(session: Any, rule: str, fault: str, inject: Call
         peer.serve(stream, RANGE_ELEMENTS[:1], rule=rule, expected=f"the client to request elements of {RANGE}")
         peer.await_demand(stream, rule=rule, expected=f"the client to request the rest of {RANGE}")
         inject(peer, stream)
+        if taken is not None:
+            answer = peer.until(lambda frame: type(frame) is Goodbye or taken(frame), rule=rule, expected=expected)[-1]
+            if type(answer) is not Goodbye:
+                raise RuleViolation(rule, expected, f"the client answered it with {describe(answer)}: it took the "
+                                    f"frame")
         peer.goodbye_then_close(rule=rule, expected=expected)
     finished = case.wait_exit(rule=rule, expected="the client to exit once it closed the connection")
     expect_printed(finished, RANGE_ELEMENTS[:1], rule=rule, what="only the element sent before the fault")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ....reference.network.reserved import ERROR_MESSAGE
 from ....verdict import RuleViolation
+from ....wire import INT64_MAX as ID_MAX
 from ....wire import OnComplete, OnError, OnNext, OnNextLastPart, OnNextPacked, OnNextPart, Subscribed
 from ... import rule, untested
 from . import CONTRACT, DELIVERY, RANGE_ELEMENTS, expect_completed, expect_printed, run_client, said, told
@@ -43,13 +44,13 @@ def client_ignores_signals_for_unknown_and_finished_ids(target):
     peer = case.peer
     with told(case):
         stream = peer.expect_subscribe(rule="net.rstck.10")
-        stranger = max(peer.ledger.streams) + 1
+        stranger, nobody = unused_ids(peer.ledger.streams, 2)
         unknown = f"a signal for id {stranger}, which the client never subscribed with"
         peer.send_together([(Subscribed(stranger, 8), unknown), (OnNext(stranger, STRANGER), unknown),
                             (OnNextPacked(stranger, 2, STRANGER * 2), unknown),
                             (OnNextPart(stranger, 0, STRANGER[:4]), unknown),
                             (OnNextLastPart(stranger, 0, STRANGER[4:]), unknown), (OnComplete(stranger), unknown),
-                            (OnError(stranger + 1, "for nobody"), f"onError for id {stranger + 1}, never used")])
+                            (OnError(nobody, "for nobody"), f"onError for id {nobody}, never used")])
         peer.subscribed(stream)
         peer.serve(stream, RANGE_ELEMENTS, rule="net.rstck.10",
                    expected="the client to request all 3 elements of rstck/range/3")
@@ -58,3 +59,11 @@ def client_ignores_signals_for_unknown_and_finished_ids(target):
                             (OnError(stream.id, "after onComplete"), finished)])
     expect_completed(case, RANGE_ELEMENTS, rule="net.rstck.10",
                      what="the 3 elements of its own stream, and none of the signals for other ids")
+
+
+def unused_ids(used: dict[int, object], count: int) -> list[int]:
+    """`count` ids the client never used: the ones above its highest while the id range (0 to 2**63-1) has room,
+    else from 0 up. A client may take any id of the range, the last one included."""
+    ids = [i for i in range(max(used) + 1, min(max(used) + 1 + count, ID_MAX + 1))]
+    ids += [i for i in range(len(used) + count) if i not in used][:count - len(ids)]
+    return ids

@@ -4,7 +4,7 @@ decisions net.rstck.1-4, docs/wire-format.md, "Faults"). Every frame the client 
 
 from __future__ import annotations
 
-from ....wire import OnNext, OnNextPacked, encode_raw
+from ....wire import OnComplete, OnError, OnNext, OnNextPacked, Subscribed, encode_raw
 from ... import rule
 from . import RANGE_ELEMENTS, answers_fault_with_goodbye, raw
 
@@ -69,6 +69,26 @@ def client_answers_on_next_packed_without_element_size_with_goodbye(target):
     answers_fault_with_goodbye(target, "net.rstck.3", fault,
                                lambda peer, stream: peer.send(OnNextPacked(stream.id, 1, RANGE_ELEMENTS[1]),
                                                               fault=fault))
+
+
+# The kit's id for its subscribe to the client: the ids of the two directions are apart (docs/wire-format.md, Ids).
+KIT_STREAM = 1
+ANSWERS = (Subscribed, OnNext, OnComplete, OnError)  # what a publisher sends a subscriber
+
+
+@rule("net.rstck.3")
+def client_answers_a_str_that_is_not_utf8_with_goodbye(target):
+    """net.rstck.3: a subscribe from the kit whose publisher name is a str holding c3 28, which is not UTF-8.
+    The kit may subscribe to a client (net.core.1), so a client that took the frame answers it, with subscribed
+    (then onError, as one that publishes nothing): that answer decides at once."""
+    fault = "a subscribe whose publisher name is a str that is not UTF-8 (c3 28)"
+
+    def inject(peer, _):
+        peer.ledger.kit_subscribed.add(KIT_STREAM)  # the client's answer is for this id: no stranger's signal
+        peer.send_bytes(b"\x94\x02\xa2\xc3\x28" + encode_raw(KIT_STREAM) + b"\x00", fault=fault)
+
+    answers_fault_with_goodbye(target, "net.rstck.3", fault, inject,
+                               taken=lambda frame: type(frame) in ANSWERS and frame.subscriber == KIT_STREAM)
 
 
 @rule("net.rstck.4")

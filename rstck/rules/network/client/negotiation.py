@@ -60,9 +60,11 @@ def client_discards_its_messages_after_a_server_hello_of_version_1(target):
             except Silent:
                 break
             except PeerClosed:
+                peer.unless_refused("net.handshake.5", "the client to wait for the server's hello")
                 raise RuleViolation("net.handshake.5", "the client to wait for the server's hello",
                                     "it closed the connection before any serverHello") from None
             stream = next((s for s in peer.ledger.streams.values() if s.publisher == peer.publisher), None)
+        peer.unless_refused("net.handshake.5", "the client's subscribe, sent after its clientHello")
         if stream is None:
             raise NotApplicable(f"the client sent no subscribe within {OPTIMISTIC_WINDOW_S:.0f} s of connecting, "
                                 "before any serverHello: it has no optimistic message to consider discarded")
@@ -102,6 +104,20 @@ def client_answers_a_message_before_the_server_hello_with_goodbye(target):
     finished = case.wait_exit(rule="net.rstck.5", expected="the client to exit once it closed the connection")
     expect_printed(finished, [], rule="net.rstck.5", what="nothing: the onNext came before the serverHello")
     expect_failed(finished, rule="net.closing.3", why="its goodbye ended the stream as onError would")
+
+
+@rule("net.rstck.14")
+def client_sends_its_hello_as_its_first_frame(target):
+    """net.rstck.14: the client's first frame is its clientHello (a goodbye alone may come before it), then it reads
+    rstck/range/3 to the end. Every check watches for a frame before the clientHello and charges it here, by name;
+    the kit answers it with goodbye (net.rstck.5 is the receiver's duty), which keeps the check's own item from a
+    verdict: that item is `blocked` by this one."""
+    case = run_client(target)
+    with told(case):
+        case.peer.until(lambda frame: type(frame) is ClientHello, rule="net.rstck.14",
+                        expected="the clientHello as the client's first frame")
+        serve_stream(case.peer, RANGE_ELEMENTS, rule=DELIVERY)
+    expect_completed(case, RANGE_ELEMENTS, rule=DELIVERY, what="the 3 elements of rstck/range/3, one hex line each")
 
 
 @rule("net.rstck.6")

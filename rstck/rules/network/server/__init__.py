@@ -3,11 +3,12 @@ frame by frame, and ends every case that injects no fault with goodbye."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
-from ....adapters.network.peer import WirePeer
+from ....adapters.network.peer import QUIET_WINDOW_MAX_S, Silent, WirePeer
 from ....verdict import RuleViolation
-from ....wire import encode_raw
+from ....wire import INT64_MAX, encode_raw
 
 
 def connect(session: Any, *, hello: bool = True) -> WirePeer:
@@ -33,3 +34,60 @@ def expect_goodbye(peer: WirePeer, rule: str, fault: str) -> None:
 def raw(*values: Any) -> bytes:
     """One MessagePack array of `values`: a frame of any shape, well formed or not."""
     return encode_raw(list(values))
+
+
+def flowing(peer: WirePeer, elements: int = 50) -> int:
+    """Open rstck/infinite with unbounded demand and read until `elements` of it have arrived; its id."""
+    stream_id = peer.subscribe("rstck/infinite", INT64_MAX)
+    stream = peer.stream(stream_id)
+    peer.until(lambda _: stream.received >= elements or bool(stream.terminal), rule="3.8",
+               expected=f"{elements} elements of rstck/infinite, requested without bound")
+    return stream_id
+
+
+def expect_stopped(peer: WirePeer, stream_id: int, rule: str) -> None:
+    """After the kit's cancel of stream `stream_id`: its elements stop. Those already on their way may still
+    arrive (they cross the cancel); the stream has stopped once a quiet window passes without one, then a round
+    trip (a subscribe to rstck/empty: the server's loop has run again) and a second window, whatever other streams
+    still send. The window is the connection's, or twice the longest gap between the stream's frames before the
+    cancel if that is longer (a server that serves its streams in turns leaves each quiet while it serves the
+    others), at most QUIET_WINDOW_MAX_S. Still arriving at the deadline: a violation."""
+    stream = peer.stream(stream_id)
+    window = min(max(peer.quiet_window(), 2 * stream.longest_gap_s), QUIET_WINDOW_MAX_S)
+    _quiet_for(peer, stream, window, rule)
+    while True:
+        before = stream.after_cancel
+        barrier = peer.stream(peer.subscribe("rstck/empty"))
+        # Bounded: a server busy with another unbounded stream may be slow to read the subscribe; that is no
+        # finding here, and the first window then decides.
+        end = min(peer.session.deadline, time.monotonic() + QUIET_WINDOW_MAX_S)
+        while not barrier.terminal and time.monotonic() < end:
+            try:
+                peer.receive(max(0.0, end - time.monotonic()))
+            except Silent:
+                break
+        if not barrier.terminal:
+            peer.note(f"rstck/empty had not completed {QUIET_WINDOW_MAX_S:.0f} s after its subscribe: the first "
+                      "quiet window decides")
+            break
+        _quiet_for(peer, stream, window, rule)
+        if stream.after_cancel == before:
+            break
+    peer.note(f"no element of stream {stream_id} for {window * 1000:.0f} ms, twice, around a round trip: it has "
+              f"stopped ({stream.after_cancel} arrived after the cancel)")
+
+
+def _quiet_for(peer: WirePeer, stream: Any, window: float, rule: str) -> None:
+    """Read until no element of `stream` has arrived for `window`; a violation of `rule` at the deadline."""
+    seen, changed = stream.after_cancel, time.monotonic()
+    while time.monotonic() - changed < window:
+        try:
+            peer.receive(window)
+        except Silent:
+            if time.monotonic() < peer.session.deadline:
+                continue
+            raise RuleViolation(rule, f"stream {stream.id} to stop after its cancel",
+                                f"{stream.after_cancel} elements after the cancel, still arriving at the deadline",
+                                timed_out=True) from None
+        if stream.after_cancel != seen:
+            seen, changed = stream.after_cancel, time.monotonic()

@@ -5,34 +5,10 @@ from __future__ import annotations
 import time
 
 from ....adapters.network.peer import PeerClosed, Silent
-from ....verdict import RuleViolation
-from ....wire import INT64_MAX, Goodbye
+from ....verdict import RuleViolation, TargetError
+from ....wire import Goodbye
 from ... import rule
-from . import connect
-
-
-def _flowing(peer, elements: int = 50) -> int:
-    """Open rstck/infinite with unbounded demand and read until `elements` of it have arrived; its id."""
-    stream_id = peer.subscribe("rstck/infinite", INT64_MAX)
-    stream = peer.stream(stream_id)
-    peer.until(lambda _: stream.received >= elements or bool(stream.terminal), rule="3.8",
-               expected=f"{elements} elements of rstck/infinite, requested without bound")
-    return stream_id
-
-
-@rule("net.closing.1")
-def a_reset_connection_leaves_the_server_serving(target):
-    """net.closing.1 (SHOULD): a connection reset in the middle of an unbounded stream; a new connection is then
-    served as before (a server that kept the old stream's resources would, in the end, not be)."""
-    peer = connect(target)
-    _flowing(peer)
-    peer.reset()
-    fresh = connect(target)
-    stream_id = fresh.subscribe("rstck/range/3", 3)
-    stream = fresh.until_ended(stream_id, rule="net.closing.1", expected="a new connection to be served after a "
-                               "reset")
-    if not stream.terminal.startswith("onComplete"):
-        raise RuleViolation("net.closing.1", "rstck/range/3 to complete on a new connection", stream.terminal)
+from . import connect, flowing
 
 
 @rule("net.closing.2")
@@ -40,7 +16,7 @@ def goodbye_is_answered_with_goodbye(target):
     """net.closing.2 (SHOULD): the kit's goodbye, with a stream open, is answered by the server's goodbye; then
     the connection closes."""
     peer = connect(target)
-    _flowing(peer, 5)
+    flowing(peer, 5)
     peer.send(Goodbye("the check says goodbye"))
     peer.goodbye_then_close(rule="net.closing.2", expected="goodbye in answer, then the connection closed")
 
@@ -50,7 +26,7 @@ def goodbye_ends_every_stream(target):
     """net.closing.3: after the kit's goodbye an unbounded stream stops: the server closes, says goodbye, or goes
     quiet for the window measured on the connection; a server still streaming at the deadline fails."""
     peer = connect(target)
-    _flowing(peer)
+    flowing(peer)
     window = peer.quiet_window()  # measured before the goodbye: nothing can be asked after it
     peer.send(Goodbye("the check says goodbye"))
     while True:
@@ -71,8 +47,65 @@ def goodbye_ends_every_stream(target):
 @rule("net.rstck.13")
 def nothing_after_the_servers_goodbye(target):
     """net.rstck.13: the server says goodbye (in answer to the kit's, with an unbounded stream flowing); nothing
-    follows it before EOF (every frame after a goodbye is charged as it arrives)."""
+    follows it before the close (every frame after a goodbye is charged as it arrives). A server that closes
+    without goodbye, or never says it, leaves nothing to judge here: that is net.closing.2's finding, or
+    net.closing.3's if its stream ran on, and this check is blocked by it."""
     peer = connect(target)
-    _flowing(peer)
+    flowing(peer)
+    window = peer.quiet_window()  # measured before the goodbye: nothing can be asked after it
     peer.send(Goodbye("the check says goodbye"))
-    peer.goodbye_then_close(rule="net.rstck.13", expected="the server's goodbye and then EOF")
+    last_element = None
+    while True:
+        try:
+            frame = peer.receive()
+        except PeerClosed:
+            raise RuleViolation("net.closing.2", "the server's goodbye in answer to the kit's, before the close",
+                                "the connection closed without it") from None
+        except Silent:
+            if last_element is not None and target.deadline - last_element <= window:
+                raise RuleViolation("net.closing.3", "the stream to stop after the kit's goodbye",
+                                    "elements were still arriving at the deadline, and no goodbye",
+                                    timed_out=True) from None
+            raise RuleViolation("net.closing.2", "the server's goodbye in answer to the kit's",
+                                "none came before the deadline", timed_out=True) from None
+        if type(frame) is Goodbye:
+            break
+        last_element = time.monotonic()
+    peer.after_goodbye()
+
+
+@rule("net.closing.1")
+def a_reset_connection_leaves_the_server_serving(target):
+    """net.closing.1 (SHOULD): a connection reset in the middle of an unbounded stream is a close like any other,
+    and the server goes on serving. A second connection, opened before the reset, watches the server: a round
+    trip on it after the reset, then a quiet window measured by that round trip, give the server the time to
+    notice the reset; that connection must still be served, and so must a new one. A server that went down
+    leaves the checks after this one blocked by this finding, rather than in error."""
+    witness = connect(target)
+    peer = connect(target)
+    flowing(peer)
+    peer.reset()
+    try:
+        started = time.monotonic()
+        _served(witness, "the connection opened before the reset")
+        witness.round_trip_s = time.monotonic() - started
+        witness.quiet()
+        _served(witness, "the connection opened before the reset, after a quiet window")
+        try:
+            fresh = connect(target)
+        except TargetError as refused:
+            raise RuleViolation("net.closing.1", "a new connection to be served after a reset", str(refused)) \
+                from None
+        _served(fresh, "a new connection")
+    except RuleViolation as violation:
+        if violation.rule == "net.closing.1":
+            target.target.down_after_reset = ("the server stopped serving after net.closing.1's check reset a "
+                                              "connection")
+        raise
+
+
+def _served(peer, what: str) -> None:
+    stream_id = peer.subscribe("rstck/range/3", 3)
+    stream = peer.until_ended(stream_id, rule="net.closing.1", expected=f"{what} to be served after a reset")
+    if not stream.terminal.startswith("onComplete"):
+        raise RuleViolation("net.closing.1", f"rstck/range/3 to complete on {what}", stream.terminal)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from ....verdict import RuleViolation, Unsupported
 from ....wire import INT64_MAX, Cancel, Goodbye, Request, Subscribe
 from ... import rule, untested
-from . import connect, expect_goodbye
+from . import connect, expect_goodbye, expect_stopped, flowing
 
 untested("net.core.1", "rstck's side publishes nothing: a server that subscribes to the kit is answered with "
                        "subscribed and onError (net.rstck.11), and whether a server subscribes is its own choice")
@@ -163,3 +163,33 @@ def subscribe_with_an_open_id_gets_goodbye(target):
     stream_id = peer.subscribe("rstck/infinite")
     peer.send(Subscribe("rstck/range/1", stream_id, 1), fault=f"subscribe with id {stream_id}, still open")
     expect_goodbye(peer, "net.rstck.12", f"a subscribe with the open id {stream_id}")
+
+
+@rule("3.12")
+def cancel_stops_an_unbounded_stream(target):
+    """3.12 over the wire: rstck/infinite with demand 2**63-1, cancelled once 50 elements have arrived, stops
+    (`expect_stopped`: what was already on its way may still arrive). The core profile's 3.12 check, through the
+    kit's client, cannot see this: the client drops what follows a cancel, and its stream is finite."""
+    peer = connect(target)
+    peer.quiet_window()  # measured before the flow, which would otherwise lengthen the round trip
+    stream_id = flowing(peer)
+    peer.send(Cancel(stream_id))
+    expect_stopped(peer, stream_id, "3.12")
+
+
+@rule("1.8")
+def a_cancelled_stream_stops_while_another_flows(target):
+    """1.8 over the wire: two streams of rstck/infinite with demand 2**63-1 on one connection; the first,
+    cancelled, stops being signalled (`expect_stopped`) while the second goes on."""
+    peer = connect(target)
+    peer.quiet_window()  # measured before the flows, which would otherwise lengthen the round trip
+    cancelled, going_on = flowing(peer), flowing(peer)
+    first, second = peer.stream(cancelled), peer.stream(going_on)
+    frames = first.element_frames, second.element_frames
+    # A few more frames of each, so that the gaps of the first while the second is served are known.
+    peer.until(lambda _: (first.element_frames >= frames[0] + 3 and second.element_frames >= frames[1] + 3)
+               or bool(first.terminal or second.terminal), rule="3.8",
+               expected="both streams of rstck/infinite to go on")
+    peer.send(Cancel(cancelled))
+    expect_stopped(peer, cancelled, "1.8")
+    peer.send(Cancel(going_on))

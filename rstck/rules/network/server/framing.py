@@ -4,7 +4,7 @@ session with goodbye (rstck's decisions net.rstck.1-4, docs/wire-format.md)."""
 from __future__ import annotations
 
 from ... import rule, untested
-from . import answers_fault_with_goodbye, connect, raw
+from . import answers_fault_with_goodbye, connect, expect_goodbye, raw
 
 FORMAT = "rstck fixes the format to MessagePack (docs/wire-format.md): a choice made for the protocol, not " \
          "something a peer could do otherwise and still be understood"
@@ -76,6 +76,19 @@ def a_field_too_many_gets_goodbye(target):
 def an_id_out_of_range_gets_goodbye(target):
     """net.rstck.3: subscribe with a negative subscriber id."""
     answers_fault_with_goodbye(target, "net.rstck.3", raw(2, "rstck/range/1", -1, 1), "subscribe with id -1")
+
+
+@rule("net.rstck.3")
+def a_str_that_is_not_utf8_gets_goodbye(target):
+    """net.rstck.3: subscribe whose publisher name (a str) is not valid UTF-8: "rstck/range/1" and the byte 0xff.
+    A server that reads it anyway (replacing the byte, or keeping the raw bytes) answers a subscribe instead."""
+    peer = connect(target)
+    stream_id = peer.new_id()
+    peer.ledger.used_ids.add(stream_id)  # the kit did use the id: what the server makes of it is judged here
+    name = b"rstck/range/1\xff"
+    peer.send_bytes(bytes([0x94, 0x02, 0xa0 | len(name)]) + name + bytes([stream_id, 1]),  # [2, name, id, 1]
+                    fault="subscribe whose name is not valid UTF-8")
+    expect_goodbye(peer, "net.rstck.3", "a subscribe whose name is not valid UTF-8")
 
 
 @rule("net.rstck.4")

@@ -19,7 +19,7 @@ def large_elements_may_be_split(target):
     seen = peer.until(lambda _: bool(peer.stream(stream_id).terminal), rule="1.5",
                       expected="rstck/blobs/2/300000 to complete")
     if not any(type(f) is OnNextPart for f in seen):
-        raise Unsupported("no element came in parts")
+        raise Unsupported(f"no element came in parts (the stream ended with {peer.stream(stream_id).terminal})")
 
 
 @rule("net.split.3")
