@@ -17,19 +17,26 @@ CASES = (MUTANTS + GUARDS + SUBSCRIBER_MUTANTS + SUBSCRIBER_GUARDS + PROCESSOR_M
          + race_publishers.PROCESSOR_MUTANTS + race_publishers.SUBSCRIBER_MUTANTS + race_publishers.SUBSCRIBER_GUARDS)
 
 def verdicts(case: Case) -> dict[Verdict, set[str]]:
+    found, _ = verdicts_and_messages(case)
+    return found
+
+
+def verdicts_and_messages(case: Case) -> tuple[dict[Verdict, set[str]], dict[str, str]]:
+    """The items charged, by verdict, and the message of a row that charged each item."""
     found: dict[Verdict, set[str]] = {v: set() for v in Verdict}
     results = [run_check(p.check, p.target, timeout_s=case.timeout_s) for p in plan(case.target)]
     for result in results:
         found[result.verdict].add(result.violated or result.rule)
     errors = [r.message for r in results if r.verdict is Verdict.ERROR]
     assert not errors, "\n\n".join(errors)
-    return found
+    return found, {r.violated or r.rule: f"{r.message}\n{r.trace}" for r in results}
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_caught_on_exactly_its_items(case: Case):
-    found = verdicts(case)
-    assert found[Verdict.FAIL] == case.fails
+    found, messages = verdicts_and_messages(case)
+    unexpected = (found[Verdict.FAIL] ^ case.fails) | (found[Verdict.WARN] ^ case.warns)
+    assert found[Verdict.FAIL] == case.fails, "\n\n".join(messages.get(item, item) for item in sorted(unexpected))
     assert found[Verdict.WARN] == case.warns
     assert case.unsupported <= found[Verdict.UNSUPPORTED]
     assert case.passes <= found[Verdict.PASS] - found[Verdict.UNSUPPORTED]
