@@ -323,12 +323,17 @@ def _cancel_stops_the_stream(target, demand) -> None:
                              on_next=lambda p, _: p.cancel() if p.received == 1 else None)
     probe.request(demand(n))
     target.settle()
+    _expect_stopped_after_cancel(probe, n)
+
+
+def _expect_stopped_after_cancel(probe, n: int, how: str = "") -> None:
+    """3.12: a stream of `n` cancelled before its end must not reach it (n/a if the cancel came too late)."""
     at = probe.cancelled_at
     if at is None or at >= n:
         raise NotApplicable(f"the cancel reached the publisher only after all {n} elements had been delivered")
     if probe.completed or probe.received >= n:
         raise RuleViolation("3.12", "the publisher to stop signalling after cancel",
-                            f"cancelled at on_next {at} of {n}, it went on to {probe.observed()}")
+                            f"cancelled at on_next {at} of {n}{how}, it went on to {probe.observed()}")
 
 
 @rule("3.13", needs={"publisher", "identity"})
@@ -533,9 +538,4 @@ def cancel_from_a_second_thread_during_a_delivery_stops_the_stream(target):
     for thread in filter(None, under_way):
         join_kit_thread(target, thread, rule="3.5")
     target.settle()
-    at = probe.cancelled_at
-    if at is None or at >= n:
-        raise NotApplicable(f"the cancel reached the publisher only after all {n} elements had been delivered")
-    if probe.completed or probe.received >= n:
-        raise RuleViolation("3.12", "the publisher to stop signalling after cancel",
-                            f"cancelled at on_next {at} of {n} from a second thread, it went on to {probe.observed()}")
+    _expect_stopped_after_cancel(probe, n, " from a second thread")
