@@ -2,11 +2,13 @@
 
 Two ways in: `pytest --rstck-target mypkg.tck:target`, or a test class that subclasses
 rstck.PublisherVerification (or Subscriber/Processor) and sets `target`. Items carry
-`rstck(rule=..., spec=..., level=...)`, a role marker and a level marker.
+`rstck(rule=..., spec=..., level=...)`, a role marker and a level marker. The checks run in one
+supervised worker process per pytest process (rstck/supervise.py), as `rstck check`'s do.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import json
 import os
@@ -24,6 +26,7 @@ from .reports.rows import upgrade
 from .rules.catalog import ALL_PROFILE, DEFAULT_PROFILE, load_catalog
 from .runner import Result, run_check
 from .settle import DEFAULT_DEADLINE_S
+from .supervise import CheckWorker, _planned_info, runs_in_process
 from .target import Target, load_target
 from .threads import end_process
 from .verdict import BadInput, Verdict
@@ -65,6 +68,10 @@ class RstckWarning(UserWarning):
     """A SHOULD or RECOMMENDED item is not met (verdict `warn`)."""
 
 
+class RstckNote(UserWarning):
+    """Something about the run that is no check's verdict (a worker process that ended between checks)."""
+
+
 class CheckFailed(AssertionError):
     """A check's verdict is fail (or warn under --rstck-strict); the message is the evidence. An
     AssertionError, so that reporters (Allure) count it as failed, not broken."""
@@ -84,6 +91,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--rstck-strict", action="store_true", help="a warn verdict fails its item")
     group.addoption("--rstck-stream-length", type=int, default=0, metavar="N",
                     help="the stress mode: the checks that stream (1.1, 3.8, 3.17) deliver N elements")
+    group.addoption("--rstck-in-process", action="store_true",
+                    help="run the checks in the pytest process, not a supervised worker (for a debugger); a "
+                         "target that ends the process then ends the run")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -113,6 +123,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     session.config.stash[_EXIT_STATUS] = int(exitstatus)
+    worker = session.config.stash.get(_WORKER, None)
+    if worker is not None:
+        worker.close()
     for target in session.config.stash.get(_LOADED_TARGETS, []):
         close = getattr(target, "close", None)  # a Node target's processes started ahead stop now
         if close is not None:
@@ -166,6 +179,13 @@ class _ReportedRows:
 def pytest_unconfigure(config: pytest.Config) -> None:
     """After the summary: if the implementations under test left threads running that would keep the
     interpreter from ending, end the process (with pytest's exit status) instead of hanging."""
+    worker = config.stash.get(_WORKER, None)
+    if worker is not None and worker.left_behind:  # ended with their worker: said, as the in-process route says it
+        names = ", ".join(sorted(set(worker.left_behind))[:8]) + (", …" if len(set(worker.left_behind)) > 8 else "")
+        count = len(worker.left_behind)
+        print(f"rstck: {count} thread{'s' * (count != 1)} left behind by the implementations under test "
+              f"{'were' if count != 1 else 'was'} still running in the check worker process ({names}); "
+              "it was ended", file=sys.stderr)
     if config.stash.get(_RAN_CHECKS, False):
         end_process(config.stash.get(_EXIT_STATUS, 0), lambda text: print(text, file=sys.stderr))
 
@@ -187,7 +207,7 @@ def pytest_make_collect_report(collector: pytest.Collector):
     if report.passed:
         report.result.extend(
             VerificationCollector.from_parent(collector, name=f"rstck[{spec}]", nodeid=f"rstck[{spec}]",
-                                              verification=Verification, target=target)
+                                              verification=Verification, target=target, spec=spec)
             for spec, target in targets)
     return report
 
@@ -207,10 +227,11 @@ def _command_line_target(config: pytest.Config, spec: str) -> Target:
 class VerificationCollector(pytest.Collector):
     """The checks of one Verification (or of one --rstck-target) as pytest items."""
 
-    def __init__(self, *, verification: type[Verification], target: Target, **kwargs: Any):
+    def __init__(self, *, verification: type[Verification], target: Target, spec: str | None = None, **kwargs: Any):
         super().__init__(**kwargs)
         self.verification = verification
         self.target = target
+        self.spec = spec  # the --rstck-target that named the target, if one did
 
     def collect(self) -> list[pytest.Item]:
         rules = self.verification.rules or self.config.getoption("rstck_rules")
@@ -224,7 +245,12 @@ class VerificationCollector(pytest.Collector):
                            profile=_profile(self.config, self.verification))
         except BadInput as exc:
             raise pytest.UsageError(str(exc)) from None
-        checks = [CheckItem.from_parent(self, name=_item_name(p), planned=p) for p in planned]
+        self.config.stash.setdefault(_COLLECTED, {})[self.nodeid] = _CollectedPlan(
+            spec=self.spec, rules=rules,
+            subjects=self.verification.subjects, profile=_profile(self.config, self.verification),
+            stream_length=stream_length, planned=planned)
+        checks = [CheckItem.from_parent(self, name=_item_name(p), planned=p, key=(self.nodeid, index))
+                  for index, p in enumerate(planned)]
         if _profile(self.config, self.verification) not in (DEFAULT_PROFILE, ALL_PROFILE):
             return checks  # the fuzzers exercise the core rules: an opt-in profile alone has none
         from .fuzz.pytest_items import fuzz_items  # the target's fuzz items, marked `fuzz` (rstck/fuzz/)
@@ -242,10 +268,44 @@ def _item_name(planned: Planned) -> str:
     return f"{planned.view.replace(' ', '_')}-{name}" if planned.view else name
 
 
+@dataclasses.dataclass
+class _CollectedPlan:
+    """What one collector planned, and how a worker process plans the same checks afresh: a target named by
+    --rstck-target is loaded again there (as `rstck check`'s worker loads it), so that the processes or
+    connections an adapter opened while pytest collected stay pytest's; a Verification's target is the one
+    the worker shares with pytest."""
+
+    spec: str | None
+    rules: str | None
+    subjects: Any
+    profile: str
+    stream_length: int
+    planned: list[Planned]
+    in_worker: list[Planned] | None = None
+
+    def check_in_worker(self, index: int) -> tuple[Any, Target]:
+        if self.spec is None:
+            return self.planned[index].check, self.planned[index].target
+        if self.in_worker is None:
+            target = load_target(self.spec)
+            target.known_hangs.update(self.planned[0].target.known_hangs)
+            if self.stream_length:
+                target.stream_length = self.stream_length
+            try:
+                target.prepare()  # outside every deadline, as `rstck check` does it
+            except BadInput:
+                pass  # the check meets it again, and its row says so
+            self.in_worker = plan(target, rules=self.rules, subjects=self.subjects, profile=self.profile)
+            if [_item_name(p) for p in self.in_worker] != [_item_name(p) for p in self.planned]:
+                raise RuntimeError(f"{self.spec}: the worker process planned other checks than pytest collected")
+        return self.in_worker[index].check, self.in_worker[index].target
+
+
 class CheckItem(pytest.Item):
-    def __init__(self, *, planned: Planned, **kwargs: Any):
+    def __init__(self, *, planned: Planned, key: tuple[str, int], **kwargs: Any):
         super().__init__(**kwargs)
         self.planned = planned
+        self.key = key  # how the worker process finds this check
         self.result: Result | None = None
         check = planned.check
         item = load_catalog()[check.rule]
@@ -270,7 +330,15 @@ class CheckItem(pytest.Item):
 
     def setup(self) -> None:
         self.config.stash[_RAN_CHECKS] = True
-        result = run_check(self.planned.check, self.planned.target, timeout_s=self._timeout())
+        worker = _worker(self.config)
+        if worker is None:
+            result = run_check(self.planned.check, self.planned.target, timeout_s=self._timeout())
+        else:
+            row, known_hangs = worker.run(self.key, _planned_info(self.planned), self._timeout())
+            self.planned.target.known_hangs.update(known_hangs)  # a fresh worker knows them too
+            result = _result_of(row)
+            while worker.notes:
+                warnings.warn(RstckNote(worker.notes.pop(0)))
         result.node_id = self.nodeid
         self.result = result
         self.rstck_rows = [result.row()]
@@ -306,7 +374,31 @@ class CheckItem(pytest.Item):
         return self.path, None, f"{self.planned.check.rule} {self.planned.check.name}"
 
 
+def _worker(config: pytest.Config) -> CheckWorker | None:
+    """The pytest process's supervised worker (started by the first check), or None to run checks here:
+    --rstck-in-process, or where a worker cannot be forked (it finds the collected checks in the memory it
+    shares with pytest)."""
+    if runs_in_process(config.getoption("rstck_in_process", False)):
+        return None
+    worker = config.stash.get(_WORKER, None)
+    if worker is None:
+        collected = config.stash[_COLLECTED]
+        worker = config.stash[_WORKER] = CheckWorker(lambda key: collected[key[0]].check_in_worker(key[1]))
+    return worker
+
+
+_RESULT_FIELDS = tuple(f.name for f in dataclasses.fields(Result) if f.name != "leftovers")
+
+
+def _result_of(row: dict[str, Any]) -> Result:
+    """The Result a worker's row stands for."""
+    values = {name: row[name] for name in _RESULT_FIELDS if name in row}
+    return Result(**{**values, "verdict": Verdict(row["verdict"])})
+
+
 _RESULTS = pytest.StashKey["_ResultsFile | None"]()
+_WORKER = pytest.StashKey[CheckWorker]()
+_COLLECTED = pytest.StashKey[dict]()  # collector node id -> _CollectedPlan
 _RAN_CHECKS = pytest.StashKey[bool]()
 _LOADED_TARGETS = pytest.StashKey[list]()  # the --rstck-target targets: the plugin made them, it closes them
 _EXIT_STATUS = pytest.StashKey[int]()

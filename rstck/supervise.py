@@ -11,11 +11,15 @@ everything, so threads the target leaves behind cannot keep the run from ending.
 
 On Linux the worker is forked from the supervisor (which has imported little and runs no thread),
 so a normal run pays a few tens of milliseconds for it; elsewhere it is spawned.
+
+The pytest plugin's checks run in a CheckWorker: one forked worker that runs checks as pytest asks for
+them, under the same supervision (the same error rows, the same replacement after a death).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import mmap
 import multiprocessing
 import os
@@ -29,6 +33,12 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 STATUS_BYTES = 512
+
+
+def runs_in_process(requested: bool) -> bool:
+    """Whether the pytest route runs its checks and fuzz shards in pytest's own process: when asked to (for a
+    debugger), or where no worker can be forked to share the collected targets' memory (outside Linux)."""
+    return requested or not sys.platform.startswith("linux")
 
 
 def watchdog_s(timeout_s: float) -> float:
@@ -140,13 +150,23 @@ def _planned_info(planned: Any) -> dict[str, Any]:
 
 def _worker_main(connection: Any, run: CheckRun) -> None:
     """The worker process: run, tell the supervisor everything, and end without waiting for anyone."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the supervisor's; any interrupt here is the target's
-    _ctrl_c_blocked(False)  # blocked by the supervisor until the line above had run (_run_worker)
-    code = 0
-    try:
+    def work() -> None:
         status = CallStatus(run.status_path)
         for event in run_events(run, status):
             connection.send(event)
+
+    _live_as_a_worker(connection, work)
+
+
+def _live_as_a_worker(connection: Any, work: Callable[[], None]) -> None:
+    """A worker process's life around its `work`: Ctrl-C left to the supervisor (which blocked it until the
+    handler below is in place: _run_worker, CheckWorker._start), a broken kit told to the supervisor, and an
+    end that waits for nobody."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the supervisor's; any interrupt here is the target's
+    _ctrl_c_blocked(False)
+    code = 0
+    try:
+        work()
     except BaseException:  # noqa: BLE001 - the kit broke: say so, then end like any worker
         try:
             connection.send(("crash", traceback.format_exc()))
@@ -373,3 +393,143 @@ def error_row(info: dict[str, Any], reason: str) -> dict[str, Any]:
                     message=f"error: {reason}")
     return result.row()
 
+
+# -- a worker that outlives its checks: the pytest route ----------------------------------------------------
+
+
+class CheckWorker:
+    """One worker process that runs checks one at a time, as asked, and outlives them: the pytest plugin's.
+    It is supervised as `supervise` supervises `rstck check`'s workers: a check the worker dies in (or stops
+    answering in) gets the same error row, a check that left threads busy retires it, and the next check
+    runs in a fresh worker. The worker is forked (Linux), so `resolve` finds a check by its key in the
+    memory the worker shares with the process that collected it."""
+
+    def __init__(self, resolve: Callable[[Any], tuple[Any, Any]]):
+        self._resolve = resolve
+        self._status_path = new_status_file()
+        self._process: Any = None
+        self._requests: Any = None
+        self._events: Any = None
+        self._status: CallStatus | None = None
+        self.left_behind: list[str] = []  # threads the target left running in workers that have ended
+        self.notes: list[str] = []  # what no check's row says: a worker that ended while no check was running
+
+    def run(self, key: Any, info: dict[str, Any], timeout_s: float) -> tuple[dict[str, Any], tuple]:
+        """Run the check `key` names (`info`: its plan entry); its row and the target's known hangs then."""
+        run = CheckRun(info["target"], None, timeout_s, 0)
+        for attempt in (1, 2):  # a worker that died between checks is replaced, and the check asked again
+            if self._process is None:
+                self._start()
+            seen: dict[str, Any] = {}
+            outcome = Supervised()
+            try:
+                self._requests.send((key, timeout_s))
+            except OSError:
+                pass  # it died meanwhile: its events say so
+            events = itertools.chain([("plan", {"target": info["target"], "skipped": {}, "checks": [info]})],
+                                     self._until_result(run, seen))
+            try:
+                _drive(events, (self._process, self._status), run, outcome, Observer())
+            except BaseException:
+                self._stop(kill=True)
+                raise
+            if "begin" in seen or attempt == 2:
+                break
+            self._stop(kill=True)
+            self.notes.append(f"the worker process ended ({_exit_text(seen.get('exit'))}) while no check was "
+                              f"running; {info['rule']} {info['check']} ran in a fresh one")
+        if "result" not in seen or seen["leftovers"]:  # it died, was stopped, or asks to be replaced
+            self._stop(kill="result" not in seen)
+        if not outcome.rows:
+            raise KitBroke(f"the worker process ended twice before it began {info['rule']} {info['check']}: "
+                           f"{'; '.join(outcome.notes)}")
+        return outcome.rows[0], seen.get("known_hangs", ())
+
+    def close(self) -> None:
+        if self._process is not None:
+            self._stop(kill=False)
+        if os.path.exists(self._status_path):
+            os.unlink(self._status_path)
+
+    def _start(self) -> None:
+        context = multiprocessing.get_context("fork")
+        requests, self._requests = context.Pipe(duplex=False)
+        self._events, events = context.Pipe(duplex=False)
+        self._process = context.Process(target=_serve, name="rstck-worker", daemon=True,
+                                        args=(requests, events, (self._requests, self._events), self._status_path,
+                                              self._resolve))
+        _ctrl_c_blocked(True)  # a Ctrl-C as the worker starts is the supervisor's, never a crash of the worker
+        try:
+            self._process.start()
+        finally:
+            _ctrl_c_blocked(False)
+        requests.close()
+        events.close()
+        self._status = CallStatus(self._status_path)
+
+    def _until_result(self, run: CheckRun, seen: dict[str, Any]) -> Iterator[tuple]:
+        for event in _received(self._events, self._process, run, Observer()):
+            seen[event[0]] = True
+            if event[0] == "died":
+                seen["exit"] = event[1]
+            if event[0] == "result":
+                seen["leftovers"], seen["known_hangs"] = event[3], event[4]
+            yield event
+            if event[0] == "result":
+                return
+
+    def _stop(self, *, kill: bool) -> None:
+        """End the worker: politely (it names the threads the target left running, then ends), or at once."""
+        process, self._process = self._process, None
+        if not kill:
+            try:
+                self._requests.send(None)
+            except OSError:
+                pass
+            if self._events.poll(5):
+                try:
+                    event = self._events.recv()
+                except (EOFError, OSError):
+                    event = ()
+                if event and event[0] == "bye":
+                    self.left_behind += event[1]
+        if process.is_alive():
+            process.kill()
+        process.join(5)
+        self._requests.close()
+        self._events.close()
+
+
+def _serve(requests: Any, events: Any, parent_ends: tuple, status_path: str,
+           resolve: Callable[[Any], tuple[Any, Any]]) -> None:
+    """A CheckWorker's process: run the checks asked for until told to stop, then say which threads the target
+    left running and end without waiting for them."""
+    _live_as_a_worker(events, lambda: _serve_checks(requests, events, parent_ends, status_path, resolve))
+
+
+def _serve_checks(requests: Any, events: Any, parent_ends: tuple, status_path: str,
+                  resolve: Callable[[Any], tuple[Any, Any]]) -> None:
+    for connection in parent_ends:  # else the supervisor's end of the requests would never read as closed here
+        connection.close()
+    from . import session as session_module
+    from .runner import run_check
+    from .threads import left_behind
+
+    status = CallStatus(status_path)
+    session_module.CALL_STATUS = status.write
+    while True:
+        try:
+            request = requests.recv()
+        except EOFError:  # the supervisor is gone
+            break
+        if request is None:
+            break
+        key, timeout_s = request
+        check, target = resolve(key)
+        status.write("")
+        events.send(("begin", 0))
+        result = run_check(check, target, timeout_s=timeout_s)
+        events.send(("result", 0, result.row(), result.leftovers, tuple(target.known_hangs.items())))
+        if result.leftovers:  # nothing the abandoned check left may slow down or grow the next ones
+            break
+    events.send(("bye", sorted(thread.name for thread in left_behind())))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
+import functools
 import json
 import math
 import multiprocessing
@@ -307,24 +308,40 @@ def _drain(progress_queue: Any, on_progress: Progress | None) -> None:
             on_progress(kind, value)
 
 
-def _isolated(shard: Shard, recording: str, result_file: str) -> None:
+def _isolated(run: Callable[[FlightRecorder], ShardOutcome], recording: str, result_file: str) -> None:
     _end_worker_despite_stuck_threads()
     recorder = FlightRecorder(recording)
-    outcome = _with_threads_left_behind(lambda: run_shard_outcome(shard, recorder=recorder))
+    outcome = _with_threads_left_behind(lambda: run(recorder))
     recorder.close()
     pathlib.Path(result_file).write_text(json.dumps(_outcome_data(outcome)), encoding="utf-8")
 
 
-def _run_isolated(shard: Shard, context: Any) -> ShardOutcome:
-    """Re-run a shard alone in a fresh process with the flight recorder on."""
+def _run_loaded(shard: Shard, recorder: FlightRecorder) -> ShardOutcome:
+    return run_shard_outcome(shard, recorder=recorder)
+
+
+def run_shard_isolated_on(target: Target, shard: Shard, *, blob: str | None = None) -> ShardOutcome:
+    """`run_shard_on` in a process forked for it, with the flight recorder on: a target that ends the process (or
+    crashes it) costs an error finding that names the call it died in, not the process that asked (pytest). Fork
+    only: the child uses the target object as it is, which may have no name to load it by (a Verification class)."""
+    return _run_isolated(shard, multiprocessing.get_context("fork"),
+                         run=lambda recorder: run_shard_on(target, shard, recorder=recorder, blob=blob), retried=False)
+
+
+def _run_isolated(shard: Shard, context: Any, *, run: Callable[[FlightRecorder], ShardOutcome] | None = None,
+                  retried: bool = True) -> ShardOutcome:
+    """Run a shard alone in a fresh process with the flight recorder on (by default: again, after its pooled worker
+    died)."""
     with tempfile.TemporaryDirectory(prefix="rstck-fuzz-") as scratch:
         recording, result_file = os.path.join(scratch, "trace.txt"), os.path.join(scratch, "outcome.json")
-        process = context.Process(target=_isolated, args=(shard, recording, result_file), daemon=True)
+        run = run or functools.partial(_run_loaded, shard)  # a spawned process gets it pickled
+        process = context.Process(target=_isolated, args=(run, recording, result_file), daemon=True)
         process.start()
         process.join()
         if process.exitcode == 0 and os.path.exists(result_file):
             outcome = _outcome_from(shard, json.loads(pathlib.Path(result_file).read_text(encoding="utf-8")))
-            outcome.note = outcome.note or "re-run alone after its worker process died; it did not die again"
+            if retried:
+                outcome.note = outcome.note or "re-run alone after its worker process died; it did not die again"
             return outcome
         trace, seed = read_recording(recording)
         died = f"the worker process died (exit code {process.exitcode}) while fuzzing the {shard.role}"

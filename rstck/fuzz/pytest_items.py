@@ -23,7 +23,8 @@ import pytest
 from ..settle import DEFAULT_DEADLINE_S
 from ..target import Target
 from .budgets import DEFAULT_DATABASE, PROFILES, ROLES, choose_profile
-from .campaign import Shard, ShardOutcome, run_shard_on
+from ..supervise import runs_in_process
+from .campaign import Shard, ShardOutcome, run_shard_isolated_on, run_shard_on
 from .report import SPEC, describe, merge, result_row
 
 REPLAY_ENV = "RSTCK_FUZZ_REPLAY"
@@ -81,7 +82,10 @@ class FuzzItem(pytest.Item):
 
     def setup(self) -> None:
         shard, blob = self._shard()
-        self.outcome = outcome = run_shard_on(self.target, shard, blob=blob)
+        if runs_in_process(self.config.getoption("rstck_in_process", False)):
+            self.outcome = outcome = run_shard_on(self.target, shard, blob=blob)
+        else:  # a target that ends the process costs this item an error naming the call, not the pytest run
+            self.outcome = outcome = run_shard_isolated_on(self.target, shard, blob=blob)
         merged = merge(outcome.findings)
         results = _results_file(self.config)
         self.rstck_rows = []  # reported with the setup report (rstck/plugin.py)

@@ -127,7 +127,6 @@ class ServingPeer(WirePeer):
         self.ledger = ClientLedger()  # the frames from the client are checked here, not by WirePeer's Ledger
         self.publisher = publisher
         self.client_hello: ClientHello | None = None
-        self.hello_sent = False
         # The kit answers the client's goodbye with its own at once; a check that wants to send something first
         # (net.rstck.13) turns this off.
         self.answer_goodbye = True
@@ -180,10 +179,7 @@ class ServingPeer(WirePeer):
     def _sent(self, frame: Any, *, counted: bool = False) -> None:
         if not counted:
             self.ledger.sent(frame)
-        kind = type(frame)
-        if kind is ServerHello:
-            self.hello_sent = True
-        elif kind is Goodbye:
+        if type(frame) is Goodbye:
             self.goodbye_sent = True
             self._shut_sending_side()
 

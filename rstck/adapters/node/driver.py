@@ -104,7 +104,6 @@ class JavaScriptError(Exception):
     first frames of its stack."""
 
     js_stack = ""
-    js_code = ""
 
 
 class JavaScriptThrow(JavaScriptError):
@@ -605,7 +604,6 @@ class NodeProcess:
         cls = error_class(tuple(spec.get("chain") or (spec.get("$error") or "Error",)))
         error = cls(spec.get("message", ""))
         error.js_stack = spec.get("stack", "")
-        error.js_code = spec.get("code", "")
         return error
 
     def thrown(self, spec: Any) -> BaseException:

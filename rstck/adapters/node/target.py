@@ -115,7 +115,6 @@ class NodeTarget(Target):
         weakref.finalize(self, pool.close)  # a target dropped stops the processes it started ahead
         first = self.pool.spawn()
         ready = _ready(first, self.name, self.load_timeout_s, bad=BadInput)
-        self.node_version = ready.get("node", "")
         self.exports = [export for export in ready.get("exports", ()) if export in self.factories]
         if not self.exports:
             first.kill()
