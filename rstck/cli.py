@@ -105,6 +105,9 @@ def _parser() -> argparse.ArgumentParser:
                         help="spark: read JSON Lines and Parquet with Spark SQL and add the pass rate over time per "
                              "item and implementation (docs/spark.md)")
     report.add_argument("--spark-master", metavar="URL", help="with --engine spark: the master (default local[*])")
+    report.add_argument("--history", action="store_true",
+                        help="each RESULTS is one run, oldest first: draw each implementation's pass rate per run "
+                             "(the page shows the merged, newest rows as always)")
     report.set_defaults(run=_report)
 
     from .fuzz.cli import add_fuzz_command  # `rstck fuzz` lives with the fuzzer (rstck/fuzz/cli.py)
@@ -177,6 +180,10 @@ def _report(args: argparse.Namespace) -> int:
         if args.spark_master:
             raise BadInput("--spark-master goes with --engine spark")
         loaded = read_rows(args.results)
+        if args.history:
+            from .reports.pictures import run_history
+
+            history = run_history(args.results)
     rows, notes = loaded.rows, list(loaded.notes)
     if args.allow:
         allowance = apply_allowlist(rows, load_allowlist(args.allow))
@@ -198,7 +205,7 @@ def _write_reports(rows: list[dict], *, html: str | None, junit: str | None, not
         from .reports.html import write_report
 
         print(f"report: {write_report(rows, html, notes=notes, sources=sources, history=history)}{said}")
-        if history is not None:
+        if hasattr(history, "write_csv"):  # the Spark engine's pass rates: every day of them beside the page
             days = len(history.days)
             print(f"pass rate over time: {history.write_csv(pathlib.Path(html).parent / 'pass-rate.csv')} "
                   f"({len(history.counts)} item-day cells; {days} day{'s' * (days != 1)} in the page)")

@@ -365,3 +365,191 @@ def test_report_leaves_out_a_malformed_line_and_names_it(tmp_path, capsys):
     page = ReportPage(out_file.read_text(encoding="utf-8"))
     assert f"{results}:2: left out, not JSON" in page.text
     assert page.verdicts() == {("alpha", "1.1"): "pass", ("alpha", "3.9"): "pass"}
+
+
+# --- 7. how to run a check again ----------------------------------------------------------------------------
+
+def rstck_commands(page: str) -> list[str]:
+    """The `rstck check …` re-run commands the page shows, as a reader copies them."""
+    import html as html_module
+
+    return [html_module.unescape(code) for code in re.findall(r"<code>(rstck check [^<]*)</code>", page)]
+
+
+# Each kind of target string `load_target` accepts, as the user typed it, and the command that names it.
+TARGET_STRINGS = {
+    "node:path/to/module.js": ("1.9", "rstck check node:path/to/module.js --rules 1.9"),
+    "node-stream:path/to/streams.js": ("node.base.1", "rstck check node-stream:path/to/streams.js --rules node.base.1"),
+    "node:my dir/publisher.js": ("3.9", "rstck check 'node:my dir/publisher.js' --rules 3.9"),
+    "node:path/to/draft.js": ("spi.subscribe.1",
+                              "rstck check node:path/to/draft.js --profile spi-draft --rules spi.subscribe.1"),
+    "tcp://127.0.0.1:7000": ("net.framing.1", "rstck check tcp://127.0.0.1:7000 --rules net.framing.1"),
+    "client-cmd:python my_client.py": ("net.framing.1",
+                                       "rstck check --client 'python my_client.py' --rules net.framing.1"),
+    "mypkg.tck:target": ("1.9", "rstck check mypkg.tck:target --rules 1.9"),
+}
+
+
+def test_every_kind_of_target_gets_a_rerun_command_naming_it_as_typed():
+    rows = [result_row(target, rule, "fail", target=target, loaded_as=target)
+            for target, (rule, _) in TARGET_STRINGS.items()]
+
+    commands = rstck_commands(render(rows))
+
+    for target, (_, expected) in TARGET_STRINGS.items():
+        assert expected in commands, f"{target}: {expected!r} not among {sorted(set(commands))}"
+    assert not any("MODULE:ATTR" in command for command in commands)
+
+
+def test_a_row_without_a_target_string_keeps_the_placeholder():
+    for loaded_as in ("", "my own name for it"):  # nothing the kit could load again
+        commands = rstck_commands(render([result_row("alpha", "1.9", "fail", loaded_as=loaded_as)]))
+        assert commands and set(commands) == {"rstck check MODULE:ATTR --rules 1.9"}, commands
+
+
+# --- 8. the pictures: verdicts by section, profiles apart, the pass rate over time ---------------------------
+
+class Pictures(html.parser.HTMLParser):
+    """The inline SVGs of the page, as a parser reads them: per implementation its bars (per profile figure,
+    per section the count of each verdict's segment) and the points of its pass-rate chart."""
+
+    def __init__(self, page: str):
+        super().__init__(convert_charrefs=True)
+        self.bars: dict[str, dict[str, dict[str, int]]] = {}  # implementation -> section -> verdict -> count
+        self.points: dict[str, list[tuple[float, float, int, int]]] = {}  # implementation -> (cx, cy, passed, decided)
+        self.profiles: dict[str, list[str]] = {}  # profile -> the implementations heading its matrix
+        self.titles: list[str] = []  # the <title> texts: what a screen reader says of a segment or point
+        self._headline = self._section = self._profile = None
+        self._in_title = self._in_header = False
+        self.feed(page)
+
+    def handle_starttag(self, tag, attrs):
+        attributes = dict(attrs)
+        classes = (attributes.get("class") or "").split()
+        if tag == "section" and "headline" in classes:
+            self._headline = attributes["data-implementation"]
+        elif tag == "section" and "profile" in classes:
+            self._profile = attributes["data-profile"]
+            self.profiles[self._profile] = []
+        elif tag == "g" and "data-section" in attributes:
+            self._section = self.bars.setdefault(self._headline, {}).setdefault(attributes["data-section"], {})
+        elif tag == "rect" and "data-verdict" in attributes:
+            self._section[attributes["data-verdict"]] = int(attributes["data-count"])
+        elif tag == "circle" and "point" in classes:
+            self.points.setdefault(self._headline, []).append(
+                (float(attributes["cx"]), float(attributes["cy"]), int(attributes["data-passed"]),
+                 int(attributes["data-decided"])))
+        elif tag == "title":
+            self._in_title = True
+            self.titles.append("")
+        elif tag == "th" and "implementation" in classes:
+            self._in_header = True
+            self.profiles[self._profile].append("")
+
+    def handle_endtag(self, tag):
+        if tag == "title":
+            self._in_title = False
+        elif tag == "th":
+            self._in_header = False
+
+    def handle_data(self, data):
+        if self._in_title:
+            self.titles[-1] += data
+        elif self._in_header:
+            self.profiles[self._profile][-1] += data
+
+
+def expected_bars(rows: list[dict]) -> dict[str, dict[str, dict[str, int]]]:
+    """Item verdicts counted per implementation and catalogue section, straight from item_verdicts."""
+    catalog = load_catalog()
+    counted: dict[str, dict[str, dict[str, int]]] = {}
+    for name in {row["implementation"] for row in rows}:
+        for item_id, found in item_verdicts([r for r in rows if r["implementation"] == name]).items():
+            section = catalog[item_id].section if item_id in catalog else next(
+                r["section"] for r in rows if item_id in (r["rule"], r["violated"]))
+            by_verdict = counted.setdefault(name, {}).setdefault(section, {})
+            by_verdict[found.verdict] = by_verdict.get(found.verdict, 0) + 1
+    return counted
+
+
+def test_each_implementation_has_a_bar_per_section_whose_segments_count_its_item_verdicts():
+    rows = synthetic_rows()
+
+    pictures = Pictures(render(rows))
+
+    assert pictures.bars == expected_bars(rows)
+    assert pictures.bars["beta"]["Publisher"] == {"fail": 2}  # 1.1 charged by a 3.9 check, and 1.9
+    assert pictures.bars["beta"]["Subscription"] == {"blocked": 1, "unsupported": 1}
+    assert "Subscription: 1 blocked" in pictures.titles  # a segment says what it is without colour
+
+
+def test_a_report_of_several_profiles_has_a_matrix_per_profile_of_its_implementations_only():
+    rows = [result_row("rs-one", "1.1", "pass"), result_row("rs-one", "3.9", "fail"),
+            result_row("rs-two", "1.9", "pass"),
+            result_row("streams", "node.base.1", "pass"), result_row("streams", "jsgi.spec.1", "warn"),
+            result_row("server", "net.framing.1", "fail")]
+
+    page_text = render(rows)
+    page, pictures = ReportPage(page_text), Pictures(page_text)
+
+    assert pictures.profiles == {"reactive-streams": ["rs-one", "rs-two"], "node-stream-contract": ["streams"],
+                                 "jsgi-stream": ["streams"], "network-protocol": ["server"]}
+    for item, cells in page.cells.items():  # a cell for each implementation of the item's profile, no other
+        assert [name for name, _ in cells] == pictures.profiles[page.item_profile[item]], (item, cells)
+    assert page.verdicts()[("rs-two", "1.1")] == ""  # not run, by an implementation of the same profile
+    assert page.start_tags["table"] == 4
+    assert pictures.bars == expected_bars(rows)  # streams: a figure per profile, each its own sections
+    assert set(pictures.bars["streams"]) == {"Stream base class", "Specification Changes"}
+
+
+def history_runs(tmp_path: pathlib.Path) -> list[pathlib.Path]:
+    """Three runs, oldest first: alpha passes 1 of 4, then 3 of 4, then 4 of 4 (an n/a never counts); beta
+    is in the last two runs only."""
+    runs = []
+    for number, passing in enumerate((1, 3, 4)):
+        rows = [result_row("alpha", rule, "pass" if i < passing else "fail",
+                           recorded_at=f"2024-05-0{number + 1}T10:00:00.000+00:00")
+                for i, rule in enumerate(("1.1", "1.9", "3.9", "3.10"))]
+        rows.append(result_row("alpha", "4.1", "n/a"))
+        if number:
+            rows.append(result_row("beta", "1.1", "pass" if number == 2 else "error"))
+        directory = tmp_path / f"run{number}"
+        directory.mkdir()
+        write_jsonl(directory / "rows.jsonl", rows)
+        runs.append(directory)
+    return runs
+
+
+def test_a_history_of_runs_draws_each_implementations_pass_rate_per_run(tmp_path, capsys):
+    runs = history_runs(tmp_path)
+    out = tmp_path / "report.html"
+
+    assert main(["report", "--history", *map(str, runs), "-o", str(out)]) == 0
+
+    pictures = Pictures(out.read_text(encoding="utf-8"))
+    alpha, beta = pictures.points["alpha"], pictures.points["beta"]
+    assert [(passed, decided) for _, _, passed, decided in alpha] == [(1, 4), (3, 4), (4, 4)]
+    assert [(passed, decided) for _, _, passed, decided in beta] == [(0, 1), (1, 1)]
+    xs, ys = [x for x, _, _, _ in alpha], [y for _, y, _, _ in alpha]
+    assert xs == sorted(xs) and len(set(xs)) == 3, "one point per run, in the order given"
+    assert ys[0] > ys[1] > ys[2], "a higher pass rate is drawn higher"
+    assert "2024-05-01 10:00: 1 of 4 passed (25%)" in pictures.titles
+    # The page's verdicts are those of the merged runs: the newest rows.
+    assert ReportPage(out.read_text(encoding="utf-8")).verdicts()[("alpha", "3.10")] == "pass"
+
+
+def test_the_spark_engines_pass_rates_are_drawn_per_day():
+    from rstck.reports.spark import PassRates
+
+    counts = [("alpha", "1.1", "2024-05-01", 0, 1), ("alpha", "1.9", "2024-05-01", 1, 1),
+              ("alpha", "1.1", "2024-05-02", 2, 2), ("alpha", "1.9", "2024-05-02", 2, 2)]
+    history = PassRates(days=["2024-05-01", "2024-05-02"], lines=[], counts=counts)
+
+    pictures = Pictures(render([result_row("alpha", "1.1", "pass")], history=history))
+
+    assert [(passed, decided) for _, _, passed, decided in pictures.points["alpha"]] == [(1, 2), (4, 4)]
+    assert "2024-05-02: 4 of 4 passed (100%)" in pictures.titles
+
+
+def test_without_a_history_there_is_no_chart():
+    assert Pictures(render(synthetic_rows())).points == {}

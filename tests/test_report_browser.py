@@ -305,3 +305,123 @@ def test_hostile_text_is_shown_as_text_and_runs_nothing(browser, tmp_path):
     assert len(browser.find_elements(By.TAG_NAME, "script")) == 1, "a row's markup became an element"
     # Markup that slipped through would be blocked by the page's policy, which logs it as an error.
     assert console_errors(browser) == []
+
+
+# --- the pictures: verdicts by section per implementation, the pass rate over time ---------------------------
+
+def png_pixels(data: bytes) -> tuple[int, int, list[bytes], int]:
+    """Width, height, the rows of pixels and the bytes per pixel (RGB or RGBA) of an 8-bit PNG, decoded with
+    the standard library (the five filters of the PNG specification undone row by row)."""
+    import struct
+    import zlib
+
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    position, idat, header = 8, b"", None
+    while position < len(data):
+        length, kind = struct.unpack(">I4s", data[position:position + 8])
+        body = data[position + 8:position + 8 + length]
+        if kind == b"IHDR":
+            header = struct.unpack(">IIBBBBB", body)
+        elif kind == b"IDAT":
+            idat += body
+        position += 12 + length
+    width, height, depth, colour, _, _, interlace = header
+    assert depth == 8 and colour in (2, 6) and interlace == 0, f"a PNG this decoder does not read: {header}"
+    channels = 3 if colour == 2 else 4
+    raw, stride = zlib.decompress(idat), width * channels
+    rows, previous = [], bytearray(stride)
+    for y in range(height):
+        kind, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for x in range(stride):
+            left = line[x - channels] if x >= channels else 0
+            up, corner = previous[x], previous[x - channels] if x >= channels else 0
+            if kind == 1:
+                line[x] = (line[x] + left) & 0xFF
+            elif kind == 2:
+                line[x] = (line[x] + up) & 0xFF
+            elif kind == 3:
+                line[x] = (line[x] + (left + up) // 2) & 0xFF
+            elif kind == 4:
+                estimate = left + up - corner
+                nearest = min((abs(estimate - left), 0, left), (abs(estimate - up), 1, up),
+                              (abs(estimate - corner), 2, corner))[2]
+                line[x] = (line[x] + nearest) & 0xFF
+        rows.append(bytes(line))
+        previous = line
+    return width, height, rows, channels
+
+
+def colours_in(pixels, box: dict) -> set[bytes]:
+    """The distinct colours (RGB) of the screenshot's pixels inside `box` (device pixels)."""
+    width, height, rows, channels = pixels
+    left, top = max(0, int(box["left"])), max(0, int(box["top"]))
+    right, bottom = min(width, int(box["right"])), min(height, int(box["bottom"]))
+    return {rows[y][x * channels:x * channels + 3] for y in range(top, bottom) for x in range(left, right)}
+
+
+def two_profiles_with_history(directory: pathlib.Path) -> pathlib.Path:
+    """Two runs of alpha and beta (Reactive Streams) and of streams (the Node stream contract), oldest first:
+    the second run passes more. The report of both, with their history."""
+    import json
+
+    from rstck.cli import main
+
+    runs = []
+    for number, verdicts in enumerate((("fail", "warn"), ("pass", "pass"))):
+        rows = [{**row, "recorded_at": f"2024-05-0{number + 1}T10:00:00.000+00:00"} for row in
+                [*two_implementations(), result_row("streams", "node.base.1", verdicts[0]),
+                 result_row("streams", "node.base.2", verdicts[1]),
+                 result_row("alpha", "1.10", verdicts[0])]]
+        run = directory / f"run{number}"
+        run.mkdir()
+        (run / "rows.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+        runs.append(str(run))
+    out = directory / "report.html"
+    assert main(["report", "--history", *runs, "-o", str(out)]) == 0
+    return out
+
+
+def test_each_implementation_shows_its_pictures_and_they_render(browser, tmp_path):
+    page = two_profiles_with_history(tmp_path)
+    browser.get_log("browser")
+    browser.get(page.as_uri())
+
+    headlines = browser.find_elements(By.CSS_SELECTOR, "section.headline")
+    assert {h.get_attribute("data-implementation") for h in headlines} == {"alpha", "beta", "streams"}
+    for headline in headlines:
+        for kind in ("svg.bars", "svg.trend"):
+            [picture] = headline.find_elements(By.CSS_SELECTOR, kind)
+            size = picture.size
+            assert size["width"] > 0 and size["height"] > 0, (headline.get_attribute("data-implementation"), kind)
+        segments = headline.find_elements(By.CSS_SELECTOR, "svg.bars rect")
+        assert segments and all(s.size["width"] > 0 for s in segments), "a segment drawn with no width"
+    # A matrix per profile, each of its own implementations only.
+    columns = {group.get_attribute("data-profile"):
+               [th.text for th in group.find_elements(By.CSS_SELECTOR, "th.implementation")]
+               for group in browser.find_elements(By.CSS_SELECTOR, "section.profile")}
+    assert columns == {"reactive-streams": ["alpha", "beta"], "node-stream-contract": ["streams"]}
+
+    bars = browser.find_element(By.CSS_SELECTOR, 'section.headline[data-implementation="alpha"] svg.bars')
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", bars)
+    box = browser.execute_script("var r = arguments[0].getBoundingClientRect(); var k = window.devicePixelRatio;"
+                                 "return {left: r.left * k, top: r.top * k, right: r.right * k, bottom: r.bottom * k}",
+                                 bars)
+    shot = tmp_path / "report.png"
+    assert browser.save_screenshot(str(shot))  # kept in tmp_path: what the reader saw
+    pixels = png_pixels(shot.read_bytes())
+    assert len(colours_in(pixels, {"left": 0, "top": 0, "right": pixels[0], "bottom": pixels[1]})) > 1
+    # The bars themselves are painted: the pass fill, a failure's hatching and the text on white.
+    assert len(colours_in(pixels, box)) >= 3, "the verdict bars did not render"
+    assert console_errors(browser) == []
+
+
+def test_the_profile_filter_leaves_that_profiles_matrix_alone(browser, tmp_path):
+    page = two_profiles_with_history(tmp_path)
+    browser.get(page.as_uri())
+    groups = {g.get_attribute("data-profile"): g for g in browser.find_elements(By.CSS_SELECTOR, "section.profile")}
+    assert all(group.is_displayed() for group in groups.values())
+
+    Select(browser.find_element(By.ID, "f-profile")).select_by_value("node-stream-contract")
+
+    wait_for_count(browser, 2)
+    assert groups["node-stream-contract"].is_displayed() and not groups["reactive-streams"].is_displayed()

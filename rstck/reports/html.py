@@ -1,6 +1,7 @@
 """The conformance report: one self-contained HTML page (no network, opens from file://).
 
-A headline per implementation, a matrix of catalogue items x implementations grouped by spec and
+A headline per implementation with a picture of its verdicts by section (and, given a history, its pass
+rate over time: reports/pictures.py), a matrix of catalogue items x implementations per profile grouped by
 section, filters, and per cell the evidence and how to reproduce it. Every string is escaped by the
 template (Jinja2 autoescape) and control characters are shown as escapes; a Content-Security-Policy
 allows only the page's own inline script (by its hash), so markup that slipped through could still
@@ -19,10 +20,12 @@ from importlib import resources
 from typing import Any
 
 from ..adapters.network import CLIENT_PREFIX
+from ..adapters.node import NODE_PREFIX, NODE_STREAM_PREFIX
 from ..rules.catalog import load_catalog
 from ..signals import escape_controls
 from ..verdict import LEVEL_GROUPS, BadInput
 from .items import ItemVerdict, gate_status, item_verdicts
+from .pictures import PATTERNS, Point, RunHistory, points_by_day, section_bars, trend_chart, verdict_bars
 from .rows import recorded_now
 
 SHOWN_CHARS = 2_000  # of a message or trace, before "show all"
@@ -122,6 +125,17 @@ class Spec:
 
 
 @dataclasses.dataclass
+class ProfileGroup:
+    """The items of one profile and the implementations that have rows of it: a matrix of its own."""
+
+    name: str
+    title: Text
+    implementations: list[Text]
+    specs: list[Spec]
+    columns: list[tuple[int, str]]  # (the implementation's place among all, its name)
+
+
+@dataclasses.dataclass
 class Finding:
     """An item of a headline that is not a plain pass: what, why, where the evidence is, how to rerun it."""
 
@@ -141,22 +155,25 @@ class Headline:
     findings: list[Finding]
     blocked: int  # items a finding of another item kept from a verdict: counted, not listed
     counts: str
+    pictures: list[tuple[str, Any]] = dataclasses.field(default_factory=list)  # (profile title, its bars)
+    trend: Any = None  # the pass rate over time, when a history was given
 
 
 def render(rows: list[dict[str, Any]], *, notes: list[str] = (), sources: list[str] = (), history: Any = None) -> str:
-    """The page for these (merged) rows; `history`: pass rates over time (reports/spark.py PassRates), shown
-    after the items when given."""
+    """The page for these (merged) rows; `history`: pass rates over time, drawn per implementation in its
+    headline: the Spark engine's (reports/spark.py PassRates, also shown as a table after the items) or a local
+    history of runs (RunHistory)."""
     from jinja2 import Environment, PackageLoader, select_autoescape
 
     env = Environment(loader=PackageLoader("rstck.reports", "templates"), autoescape=select_autoescape(default=True),
                       trim_blocks=True, lstrip_blocks=True)
     script = resources.files("rstck.reports").joinpath("templates/report.js").read_text(encoding="utf-8")
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
-    model = _model(rows)
+    model = _model(rows, history)
     return env.get_template("report.html.j2").render(
         script=script, script_hash=f"sha256-{digest}", generated=recorded_now(), version=_version(),
         notes=[Text.of(n, 400) for n in notes], sources=[Text.of(s, 400) for s in sources], rows=len(rows),
-        history=history, **model)
+        history=None if isinstance(history, RunHistory) else history, **model)
 
 
 def _version() -> str:
@@ -194,7 +211,7 @@ def _escaped(value: Any) -> Any:
     return value
 
 
-def _model(rows: list[dict[str, Any]]) -> dict[str, Any]:
+def _model(rows: list[dict[str, Any]], history: Any = None) -> dict[str, Any]:
     rows = [_visible(row) for row in rows]
     by_implementation: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
@@ -212,11 +229,17 @@ def _model(rows: list[dict[str, Any]]) -> dict[str, Any]:
                                       row["text"] if item_id == row["rule"] else "")
     shown_ids = [i for i in item_info if any(i in verdicts[n] for n in names)]
     details: list[Detail] = []
-    specs: dict[str, Spec] = {}
+    groups: dict[str, ProfileGroup] = {}
+    for spec in dict.fromkeys(item_info[i][0] for i in shown_ids):  # a matrix per profile: its implementations
+        columns = [(column, name) for column, name in enumerate(names)
+                   if any(item_info[i][0] == spec for i in verdicts[name])]
+        groups[spec] = ProfileGroup(spec, Text.of(_spec_title(spec)), [Text.of(n, 200) for _, n in columns],
+                                    [Spec(spec, Text.of(_spec_title(spec)), [])], columns)
     for item_id in shown_ids:
         spec, section, level, text = item_info[item_id]
+        group = groups[spec]
         cells = []
-        for column, name in enumerate(names):
+        for column, name in group.columns:
             found = verdicts[name].get(item_id)
             if found is None:
                 cells.append(Cell("", Text.of("not run"), ""))
@@ -224,34 +247,47 @@ def _model(rows: list[dict[str, Any]]) -> dict[str, Any]:
             detail_id = f"d-{column}-{len(details)}"
             details.append(_detail(detail_id, item_id, level, text, name, found))
             cells.append(Cell(found.verdict, Text.of(found.reason, CELL_REASON_CHARS), detail_id))
-        search = " ".join([item_id, level, text, *names, *(c.verdict for c in cells),
+        search = " ".join([item_id, level, text, *(n for _, n in group.columns), *(c.verdict for c in cells),
                            *(c.reason.head for c in cells)]).lower()
-        target_spec = specs.setdefault(spec, Spec(spec, Text.of(_spec_title(spec)), []))
+        target_spec = group.specs[0]
         if not target_spec.sections or target_spec.sections[-1].name.head != escape_controls(section):
             target_spec.sections.append(Section(Text.of(section), []))
         final_spec = catalog[item_id].final_spec if item_id in catalog else ""
         target_spec.sections[-1].items.append(ItemRow(item_id, level, LEVEL_GROUPS.get(level, level or "?"), spec,
                                                       Text.of(text, 600), cells, search + " " + final_spec.lower(),
                                                       final_spec))
-    headlines = [_headline(name, by_implementation[name], verdicts[name], details, item_info) for name in names]
-    present = sorted({c.verdict for s in specs.values() for sec in s.sections for r in sec.items for c in r.cells
+    trends = _trends(history)
+    headlines = [_headline(name, by_implementation[name], verdicts[name], details, item_info, trends.get(name))
+                 for name in names]
+    specs = [spec for group in groups.values() for spec in group.specs]
+    present = sorted({c.verdict for s in specs for sec in s.sections for r in sec.items for c in r.cells
                       if c.verdict})
-    return {"implementations": [Text.of(n, 200) for n in names], "headlines": headlines,
-            "specs": list(specs.values()), "details": details, "verdicts": present,
+    return {"headlines": headlines, "groups": list(groups.values()), "details": details, "verdicts": present,
             "levels": [lvl for lvl in ("MUST", "SHOULD", "MAY") if any(
-                r.level_group == lvl for s in specs.values() for sec in s.sections for r in sec.items)],
-            "profiles": [(s.name, s.title) for s in specs.values()]}
+                r.level_group == lvl for s in specs for sec in s.sections for r in sec.items)],
+            "profiles": [(s.name, s.title) for s in specs], "patterns": PATTERNS}
+
+
+def _trends(history: Any) -> dict[str, list[Point]]:
+    """Points of the pass rate over time per implementation: per day from the Spark engine's pass rates, per
+    run from a local history of runs."""
+    if history is None:
+        return {}
+    points = history.points if isinstance(history, RunHistory) else points_by_day(history.counts)
+    return {escape_controls(name): [Point(escape_controls(p.label), p.passed, p.decided) for p in line]
+            for name, line in points.items()}  # named as the rows are once shown (_visible)
 
 
 def _spec_title(spec: str) -> str:
     return {"reactive-streams": "Reactive Streams (core profile)",
             "spi-draft": "Reactive Streams SPI, early draft (opt-in profile spi-draft)",
+            "network-protocol": "Reactive Streams network protocol (draft)",
             "node-stream-contract": "Node.js stream contract (2011 proposal)",
             "jsgi-stream": "JSGI evented stream extension"}.get(spec, spec)
 
 
 def _headline(name: str, rows: list[dict[str, Any]], verdicts: dict[str, ItemVerdict], details: list[Detail],
-              item_info: dict[str, tuple[str, str, str, str]]) -> Headline:
+              item_info: dict[str, tuple[str, str, str, str]], trend: list[Point] | None = None) -> Headline:
     status, code = gate_status(rows)
     profiles = []
     for spec in dict.fromkeys(row["spec"] for row in rows if row["spec"]):
@@ -274,8 +310,14 @@ def _headline(name: str, rows: list[dict[str, Any]], verdicts: dict[str, ItemVer
     for v in verdicts.values():
         counts[v.verdict] = counts.get(v.verdict, 0) + 1
     status_class = {0: "ok", 1: "bad", 2: "incomplete"}[code]
+    pictures = []
+    for spec in dict.fromkeys(item_info[i][0] for i in verdicts):  # the profiles in catalogue order
+        of_spec = {i: v.verdict for i, v in verdicts.items() if item_info[i][0] == spec}
+        bars = section_bars(of_spec, {i: item_info[i][1] for i in of_spec})
+        pictures.append((_spec_title(spec), verdict_bars(f"{name}, {_spec_title(spec)}", bars)))
     return Headline(Text.of(name, 200), status, status_class, profiles, listed, blocked,
-                    ", ".join(f"{n} {v}" for v, n in sorted(counts.items())))
+                    ", ".join(f"{n} {v}" for v, n in sorted(counts.items())), pictures,
+                    trend_chart(name, trend) if trend else None)
 
 
 def _detail(detail_id: str, item_id: str, level: str, text: str, name: str, found: ItemVerdict) -> Detail:
@@ -305,13 +347,7 @@ def _first_command(rows: list[dict[str, Any]]) -> str:
 def _commands(row: dict[str, Any]) -> list[tuple[str, str]]:
     """How to run this check again: the CLI, the pytest node, the fuzz replay."""
     commands = []
-    loaded_as = row.get("loaded_as") or ""
-    if loaded_as.startswith(CLIENT_PREFIX):  # a client under test: its command
-        target = f"--client {shlex.quote(loaded_as[len(CLIENT_PREFIX):])}"
-    elif _MODULE_ATTR.match(loaded_as) or _SERVER_URL.match(loaded_as):
-        target = loaded_as
-    else:
-        target = "MODULE:ATTR"
+    target = _target_argument(row.get("loaded_as") or "")
     if not str(row["check"]).startswith("fuzz-"):
         opt_in = f" --profile {row['spec']}" if row["spec"] in load_catalog().opt_in else ""
         commands.append(("rstck", f"rstck check {target}{opt_in} --rules {shlex.quote(str(row['rule']))}"))
@@ -320,3 +356,16 @@ def _commands(row: dict[str, Any]) -> list[tuple[str, str]]:
     if row["replay"]:
         commands.append(("replay", str(row["replay"])))
     return commands
+
+
+def _target_argument(loaded_as: str) -> str:
+    """The target as `rstck check` takes it: the string the user typed, for every kind `load_target` accepts
+    (MODULE:ATTR, tcp://HOST:PORT, node:PATH, node-stream:PATH, a --client command); the placeholder only for a
+    row that names no target the kit could load again (an older row, a name given in code)."""
+    if loaded_as.startswith(CLIENT_PREFIX):  # a client under test: its command
+        return f"--client {shlex.quote(loaded_as[len(CLIENT_PREFIX):])}"
+    if loaded_as.startswith((NODE_PREFIX, NODE_STREAM_PREFIX)) and loaded_as.partition(":")[2]:
+        return shlex.quote(loaded_as)  # a path may hold spaces or shell characters
+    if _MODULE_ATTR.match(loaded_as) or _SERVER_URL.match(loaded_as):
+        return loaded_as
+    return "MODULE:ATTR"

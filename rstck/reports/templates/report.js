@@ -1,6 +1,7 @@
 "use strict";
-// Filters of the items matrix: an item row shows when it matches every filter; a section or spec
-// heading shows when one of its items does. The page's Content-Security-Policy allows this script alone.
+// Filters of the items matrices (one per profile): an item row shows when it matches every filter; a
+// section or spec heading, and a profile's matrix, shows when one of its items does. The page's
+// Content-Security-Policy allows this script alone.
 (function () {
   var profile = document.getElementById("f-profile");
   var level = document.getElementById("f-level");
@@ -33,6 +34,9 @@
     });
     document.querySelectorAll("tbody.spec").forEach(function (body) {
       body.hidden = !body.querySelector("tr.item:not([hidden])");
+    });
+    document.querySelectorAll("section.profile").forEach(function (group) {
+      group.hidden = !group.querySelector("tr.item:not([hidden])");
     });
     count.textContent = shown + " of " + items.length + " items shown";
   }
