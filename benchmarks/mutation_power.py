@@ -10,8 +10,10 @@ protocol's servers in `tests/network/conformant_servers/`). Each mutant is writt
 of the zoos (the working tree is never touched), and `rstck check` runs, as a user runs it, against
 every target that can reach the mutated code (`tests.conformant.targets:NAME`, or a mutated server
 started on a free port); the first check that exits non-zero kills the mutant. Printed at the end: mutants, equivalent (read from
-benchmarks/equivalent_mutants.toml), killed, survived, timed out, the kill ratio of the non-equivalent
-mutants, the time taken, and the baseline (one check of every unmutated target the run reaches).
+benchmarks/equivalent_mutants.toml), SHOULD-only (recorded there with the SHOULD item they break: run, out
+of the ratio, and counted as warned or not), killed, survived, timed out, the kill ratio of the
+non-equivalent mutants, the time taken, and the baseline (one check of every unmutated target the run
+reaches).
 
 Two figures in one run: each mutant is first checked with `--no-fuzz`; one that survives that is
 checked again as the default `rstck check` (the same checks, then the fuzz phase). `--no-fuzz` stops
@@ -70,6 +72,9 @@ DEFAULT_RUN_TIMEOUT_S = 600.0
 OUTCOMES_FILE = "outcomes.jsonl"  # in --keep DIR: one row per judged mutant, for --recount
 RUN_FILE = "run.json"  # in --keep DIR: the run's own figures
 KILLED, SURVIVED, TIMED_OUT, EQUIVALENT = "killed", "survived", "timed out", "equivalent"
+# A mutant recorded as breaking a SHOULD and no MUST: no run may fail it (a SHOULD is never a MUST failure), so
+# it stays out of the kill ratio; it is run all the same, and a warn on its item is what catching it means.
+WARNED, NOT_WARNED = "warned", "not warned"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -98,12 +103,12 @@ class Mutant:
 @dataclasses.dataclass
 class Outcome:
     mutant: Mutant
-    status: str  # KILLED, SURVIVED, TIMED_OUT, EQUIVALENT
+    status: str  # KILLED, SURVIVED, TIMED_OUT, EQUIVALENT, WARNED, NOT_WARNED
     by_checks: bool = False  # killed with --no-fuzz (the checks alone)
     killer: str = ""  # the target whose check killed it
     exit_code: int | None = None
     evidence: str = ""  # the failing rows of the table, for the report
-    reason: str = ""  # for an equivalent mutant: why
+    reason: str = ""  # for an equivalent or SHOULD-only mutant: why
     seconds: float = 0.0  # spent judging it
 
 
@@ -277,10 +282,21 @@ def equivalence_reason(mutant: Mutant, entries: list[dict]) -> str | None:
     identify it (line numbers move when the file is edited above it)."""
     if mutant.in_annotation:
         return ANNOTATIONS_UNEVALUATED
+    entry = _record_of(mutant, entries)
+    return entry["reason"] if entry is not None and "should" not in entry else None
+
+
+def should_only_item(mutant: Mutant, entries: list[dict]) -> str | None:
+    """The SHOULD item a mutant recorded as SHOULD-only breaks (`should = "3.4"` in its record), if it is one."""
+    entry = _record_of(mutant, entries)
+    return entry.get("should") if entry is not None else None
+
+
+def _record_of(mutant: Mutant, entries: list[dict]) -> dict | None:
     for entry in entries:
         if (entry["file"] == mutant.file and entry["where"] == mutant.where and entry["operator"] == mutant.operator
                 and entry["before"] == mutant.before and entry["after"] == mutant.after):
-            return entry["reason"]
+            return entry
     return None
 
 
@@ -319,8 +335,10 @@ def rstck_check(sandbox: Sandbox, target: str, *, fuzz: bool, timeout_s: float) 
         command = [sys.executable, "-m", "rstck.cli", "check", f"{TARGETS_MODULE}:{target}"]
     if not fuzz:
         command.append("--no-fuzz")
-    # The copy comes first on the path; no bytecode, since a mutant and the original can share an mtime.
-    env = dict(os.environ, PYTHONPATH=str(sandbox.root), PYTHONDONTWRITEBYTECODE="1")
+    # The copy comes first on the path (then the caller's own, which may name the kit to measure); no bytecode,
+    # since a mutant and the original can share an mtime.
+    path = os.pathsep.join(filter(None, [str(sandbox.root), os.environ.get("PYTHONPATH")]))
+    env = dict(os.environ, PYTHONPATH=path, PYTHONDONTWRITEBYTECODE="1")
     started = time.monotonic()
     process = subprocess.Popen(command, cwd=sandbox.root, env=env, stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True, start_new_session=True)
@@ -354,16 +372,22 @@ def _failing_rows(output: str) -> str:
     return "\n".join(rows[:6] + summary[-1:])
 
 
-def judge(mutant: Mutant, sandbox: Sandbox, *, both_figures: bool, timeout_s: float) -> Outcome:
+def _warns_on(item: str, output: str) -> bool:
+    return re.search(rf"^{re.escape(item)}\s+\S+\s+warn\s", output, re.MULTILINE) is not None
+
+
+def judge(mutant: Mutant, sandbox: Sandbox, *, both_figures: bool, timeout_s: float,
+          should: str | None = None) -> Outcome:
     started = time.monotonic()
-    outcome = _judge(mutant, sandbox, both_figures=both_figures, timeout_s=timeout_s)
+    outcome = _judge(mutant, sandbox, both_figures=both_figures, timeout_s=timeout_s, should=should)
     outcome.seconds = time.monotonic() - started
     return outcome
 
 
-def _judge(mutant: Mutant, sandbox: Sandbox, *, both_figures: bool, timeout_s: float) -> Outcome:
+def _judge(mutant: Mutant, sandbox: Sandbox, *, both_figures: bool, timeout_s: float,
+           should: str | None) -> Outcome:
     with sandbox.mutated(mutant):
-        timed_out = False
+        timed_out = warned = False
         for fuzz in ((False, True) if both_figures else (False,)):
             for target in mutant.targets:
                 code, output, _ = rstck_check(sandbox, target, fuzz=fuzz, timeout_s=timeout_s)
@@ -372,12 +396,16 @@ def _judge(mutant: Mutant, sandbox: Sandbox, *, both_figures: bool, timeout_s: f
                 elif code != 0:
                     return Outcome(mutant, KILLED, by_checks=not fuzz, killer=target, exit_code=code,
                                    evidence=_failing_rows(output))
+                elif should is not None and _warns_on(should, output):
+                    warned = True
+        if should is not None and not timed_out:
+            return Outcome(mutant, WARNED if warned else NOT_WARNED, reason=f"SHOULD-only: {should}")
         return Outcome(mutant, TIMED_OUT if timed_out else SURVIVED)
 
 
 def record(session: Path, outcome: Outcome) -> None:
     """The outcome in cosmic-ray's session too, so that its own tools (`cosmic-ray dump`) read it."""
-    test_outcome = TestOutcome.SURVIVED if outcome.status in (SURVIVED, EQUIVALENT) else TestOutcome.KILLED
+    test_outcome = TestOutcome.SURVIVED if outcome.status in (SURVIVED, EQUIVALENT, NOT_WARNED) else TestOutcome.KILLED
     output = "timeout" if outcome.status == TIMED_OUT else f"{outcome.status} {outcome.killer}\n{outcome.evidence}"
     with use_db(str(session), WorkDB.Mode.open) as db:
         db.set_result(outcome.mutant.job_id, WorkResult(worker_outcome=WorkerOutcome.NORMAL, output=output,
@@ -416,10 +444,14 @@ def _ratio(killed: int, of: int) -> str:
 def summary(outcomes: list[Outcome], *, both_figures: bool, seconds: float | None, baseline_s: float | None,
             baseline_targets: int | None) -> str:
     count = {status: sum(o.status == status for o in outcomes) for status in (KILLED, SURVIVED, TIMED_OUT,
-                                                                               EQUIVALENT)}
-    judged = len(outcomes) - count[EQUIVALENT]
+                                                                               EQUIVALENT, WARNED, NOT_WARNED)}
+    should_only = count[WARNED] + count[NOT_WARNED]
+    judged = len(outcomes) - count[EQUIVALENT] - should_only
     by_checks = sum(o.by_checks for o in outcomes)
     lines = [f"mutants: {len(outcomes)}", f"equivalent: {count[EQUIVALENT]}"]
+    if should_only:
+        lines.append(f"SHOULD-only (no MUST broken; not in the ratio): {should_only}, warned on their item: "
+                     f"{count[WARNED]}")
     if both_figures:
         lines += [f"killed: {count[KILLED]} (by the checks alone: {by_checks})",
                   f"survived: {count[SURVIVED]}", f"timed out: {count[TIMED_OUT]}",
@@ -497,7 +529,8 @@ def main(argv: list[str] | None = None) -> int:
                 return Outcome(mutant, EQUIVALENT, reason=reason)
             box = sandboxes.get()
             try:
-                return judge(mutant, box, both_figures=both_figures, timeout_s=args.timeout)
+                return judge(mutant, box, both_figures=both_figures, timeout_s=args.timeout,
+                             should=should_only_item(mutant, entries))
             finally:
                 sandboxes.put(box)
 
@@ -513,10 +546,13 @@ def main(argv: list[str] | None = None) -> int:
                 killer = f" by {outcome.killer}" + ("" if outcome.by_checks else " (fuzz phase)") \
                     if outcome.status == KILLED else ""
                 print(f"[{done}/{len(mutants)}] {outcome.status}{killer}: {outcome.mutant.describe()}", flush=True)
+                if outcome.status == KILLED and should_only_item(outcome.mutant, entries):
+                    print("  recorded as SHOULD-only, but killed: the record is wrong, or the kit failed a SHOULD",
+                          flush=True)
 
-        survivors = [o for o in outcomes if o.status in (SURVIVED, TIMED_OUT)]
+        survivors = [o for o in outcomes if o.status in (SURVIVED, TIMED_OUT, NOT_WARNED)]
         if survivors:
-            print("\nnot killed (neither killed nor recorded as equivalent):")
+            print("\nnot killed (neither killed nor recorded as equivalent), or SHOULD-only and not warned:")
             for outcome in survivors:
                 targets = ", ".join(outcome.mutant.targets)
                 print(f"  {outcome.status}: {outcome.mutant.describe()}  [targets: {targets}]")
@@ -570,8 +606,10 @@ def recount(kept: Path, equivalents: Path = EQUIVALENT_FILE) -> int:
             print(f"recorded as equivalent, but killed (by {outcome.killer}): {mutant.describe()}")
         elif reason is not None:
             outcome.status, outcome.reason = EQUIVALENT, reason
+        elif should_only_item(mutant, entries) and outcome.status in (SURVIVED, TIMED_OUT):
+            outcome.status = NOT_WARNED  # recorded since the run: a warn it may have had was not looked for
         outcomes.append(outcome)
-    survivors = [o for o in outcomes if o.status in (SURVIVED, TIMED_OUT)]
+    survivors = [o for o in outcomes if o.status in (SURVIVED, TIMED_OUT, NOT_WARNED)]
     for outcome in survivors:
         print(f"  {outcome.status}: {outcome.mutant.describe()}  [targets: {', '.join(outcome.mutant.targets)}]")
     state = "still running" if run["seconds"] is None else "finished"

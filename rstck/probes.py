@@ -101,6 +101,12 @@ class SerialCalls:
             queued()
 
 
+def _positive_demand(n: Any) -> bool:
+    """Demand a subscriber may signal: a positive integer, or positive infinity (a JavaScript subscriber's
+    `request(Infinity)`, a Number above 2**63-1: "effectively unbounded", 3.17)."""
+    return (isinstance(n, int) and not isinstance(n, bool) and n > 0) or (isinstance(n, float) and n == float("inf"))
+
+
 def _ordinary_demand(n: Any) -> bool:
     return isinstance(n, int) and not isinstance(n, bool) and 0 < n < MAX_DEMAND
 
@@ -504,10 +510,6 @@ class ProbeSubscriber:
             self._fail(rule, f"on_error({error_type})", f"on_error({show(error)})")
         return error
 
-    def expect_not_terminated(self, rule: str) -> None:
-        if self.terminated:
-            self._fail(rule, "no terminal signal", self.observed())
-
 
 class ProbeSubscription:
     """The subscription the kit's probe publisher hands to a subscriber under test.
@@ -549,7 +551,7 @@ class ProbeSubscription:
     def request(self, n: int) -> None:
         self._called("request", (n,))
         if self.terminal is None and not self.cancelled:
-            if isinstance(n, int) and not isinstance(n, bool) and n > 0:
+            if _positive_demand(n):
                 self.requested += n
             self.requests.append(n)
         self.publisher._on_request(self, n)
@@ -625,6 +627,9 @@ class ProbePublisher:
         # they can: a call they make meanwhile overlaps it (2.7), on a quiet machine as on a loaded one.
         self.linger_in_calls = linger_in_calls
         self.second_subscription = second_subscription  # the 2.5 premise: a subscriber already subscribed
+        # Whether a raise from a signal of the kit's lets the check go on (it is still charged): a check whose own
+        # item is about what the subscriber under test does next judges that all the same.
+        self.raises_judged_all_the_same = False
         self._source = iter(elements) if elements is not None else None
         self._ahead: Any = _NOTHING
         self._exhausted = self._source is None
@@ -739,12 +744,13 @@ class ProbePublisher:
         session = self.session
         with session.signalling(sub.subscriber, kind):
             session.call(sub.subscriber, kind, args, actor=session.label(sub.subscriber),
-                         rule_if_raises=rule_if_raises, rule_if_hangs="async.non-blocking")
+                         rule_if_raises=rule_if_raises, rule_if_hangs="async.non-blocking",
+                         check_goes_on=self.raises_judged_all_the_same)
 
     def _on_request(self, sub: ProbeSubscription, n: Any) -> None:
         if sub.terminal or sub.cancelled:
             return  # 3.6: a NOP
-        if not (isinstance(n, int) and not isinstance(n, bool) and n > 0):
+        if not _positive_demand(n):
             error = ValueError(f"3.9: non-positive request signals are illegal, got {show(n)}")
             self._signals.run(lambda: self._terminate(sub, "on_error", error))
         elif self._source is not None:

@@ -330,7 +330,8 @@ class Session:
                 raise
             except BaseException as exc:  # noqa: BLE001 - see the docstring
                 if self._is_on_purpose(exc):
-                    signal.outcome = "raised the kit's on-purpose error back (2.13: surfaced to the caller)"
+                    carried = "" if exc is self.on_purpose else f"{show(exc)}, carrying "
+                    signal.outcome = f"raised {carried}the kit's on-purpose error back (2.13: surfaced to the caller)"
                     self.surfaced.append("raised")
                     return exc
                 retry = self.target.loop_retry(exc, signal.call_text())

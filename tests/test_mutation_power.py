@@ -39,6 +39,33 @@ def test_prints_the_figures_and_kills_an_observable_mutant(tmp_path):
     assert again.returncode == 0 and "equivalent: 1" in again.stdout and "killed: 2" in again.stdout, again.stdout
 
 
+def test_a_should_only_mutant_stays_out_of_the_ratio_and_says_whether_it_was_warned(tmp_path):
+    # After a cancel inside on_next the loop counts on through the demand without signalling: 3.4 (SHOULD) alone.
+    recorded = tmp_path / "equivalents.toml"
+    recorded.write_text('[[mutant]]\nfile = "tests/conformant/publishers.py"\nwhere = "_TrampolinedSubscription.cancel"\n'
+                        'operator = "core/ReplaceTrueWithFalse"\nbefore = "self._done = True"\n'
+                        'after = "self._done = False"\nshould = "3.4"\nreason = "recorded by this test"\n')
+    line = _line_in(ROOT / "tests/conformant/publishers.py", "_TrampolinedSubscription", "cancel", "self._done = True")
+    done = subprocess.run([sys.executable, str(SCRIPT), "--module", "publishers", "--match",
+                           rf"publishers\.py:{line} core/ReplaceTrueWithFalse", "--no-fuzz",
+                           "--equivalents", str(recorded)], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    figures = dict(line.split(": ", 1) for line in done.stdout.splitlines()[-9:] if ": " in line)
+    assert figures["mutants"] == "1" and figures["killed"] == "0" and figures["survived"] == "0", done.stdout
+    assert figures["SHOULD-only (no MUST broken; not in the ratio)"] == "1, warned on their item: 0", done.stdout
+    assert figures["kill ratio (--no-fuzz)"] == "n/a of 0 non-equivalent", done.stdout
+    assert "  not warned: tests/conformant/publishers.py:" in done.stdout, done.stdout
+
+
+def _line_in(path: Path, class_name: str, method: str, text: str) -> int:
+    """The number of the line reading `text` inside `class_name.method`: the benchmark's --match names lines."""
+    tree = ast.parse(path.read_text())
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == class_name)
+    function = next(n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == method)
+    lines = path.read_text().splitlines()
+    return next(i for i in range(function.lineno, function.end_lineno + 1) if lines[i - 1].strip() == text)
+
+
 def _definitions(tree: ast.Module) -> set[str]:
     found = set()
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import pathlib
 import shlex
 import subprocess
@@ -21,6 +20,8 @@ from rstck.plan import plan
 from rstck.reports.items import item_verdicts
 from rstck.runner import run_check
 from rstck.verdict import BadInput
+
+from ..stability import stability_runs
 
 pytestmark = pytest.mark.network
 
@@ -103,7 +104,6 @@ ZOO_CLIENTS = {
     "Node, 'data' events, batches of 3": ("node_client.js",),
     "Node, the largest id, one element at a time": ("node_client.js", "--id", str(2**63 - 1), "--batch", "1"),
 }
-STABILITY_RUNS = 3  # the suite's share; the 20 runs: RSTCK_ZOO_RUNS=20
 BUSY_PROCESSES = 2  # one per core of the machines the suite runs on
 
 
@@ -132,7 +132,7 @@ def test_each_client_of_the_zoo_is_conformant_to_rstck_check(name, tmp_path):
 @pytest.mark.stability
 @pytest.mark.parametrize("name", ZOO_CLIENTS)
 def test_the_zoos_verdicts_are_the_same_in_every_run(name):
-    runs = [zoo_verdicts(name) for _ in range(int(os.environ.get("RSTCK_ZOO_RUNS", STABILITY_RUNS)))]
+    runs = [zoo_verdicts(name) for _ in range(stability_runs())]
     for number, verdicts in enumerate(runs, start=1):
         assert not_clean(verdicts) == {}, f"run {number}"
         assert verdicts == runs[0], f"run {number} differs from run 1"

@@ -66,7 +66,8 @@ def test_a_factory_that_throws_errors_its_checks_with_the_node_stack():
 def test_a_factory_that_returns_nothing_errors_its_checks():
     results = _one("returns_undefined", "1.5")
     assert {r.reason for r in results} == {"createPublisher(3) returned undefined: not a publisher",
-                                           "createPublisher(0) returned undefined: not a publisher"}
+                                           "createPublisher(0) returned undefined: not a publisher",
+                                           "createPublisher(300) returned undefined: not a publisher"}
 
 
 def test_a_publisher_that_never_calls_back_fails_1_9():

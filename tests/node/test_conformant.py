@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import pathlib
 import subprocess
 import sys
@@ -17,13 +16,12 @@ from typing import Iterator
 
 import pytest
 
+from ..stability import stability_runs
 from .helpers import ROOT, here, node_target, run
 
 pytestmark = pytest.mark.node
 
 ZOO = ["closure_microtask", "class_immediate", "timer_publisher", "self_subscribed_processor"]
-# The stability runs: 20 is the bar; the suite repeats fewer unless RSTCK_STABILITY_RUNS says otherwise.
-STABILITY_RUNS = int(os.environ.get("RSTCK_STABILITY_RUNS", "3"))
 # A per-check deadline as generous as a user's default: a loaded machine must not change a verdict.
 TIMEOUT_S = 5.0
 BAD = ("fail", "warn", "error")
@@ -77,7 +75,7 @@ def both_cores_busy() -> Iterator[None]:
 def test_the_verdicts_are_the_same_in_every_run(name):
     first, bad = verdicts_of(name)
     assert bad == [], "\n".join(bad)
-    for number in range(2, STABILITY_RUNS + 1):
+    for number in range(2, stability_runs() + 1):
         again, bad = verdicts_of(name)
         assert bad == [], f"run {number}:\n" + "\n".join(bad)
         assert again == first, f"run {number} differs from run 1"

@@ -6,18 +6,17 @@ synchronously, a second end(cb) answered as Node answers it."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 
 import pytest
 
+from ..stability import stability_runs
 from .helpers import ROOT, here, node_stream_target, run
 
 pytestmark = pytest.mark.node
 
 ZOO = ["emitter_classes", "prototype_streams"]
-STABILITY_RUNS = 3  # the suite's share; the issue's 20 runs: RSTCK_ZOO_RUNS=20
 
 
 def _verdicts(module: str) -> dict[str, str]:
@@ -50,7 +49,7 @@ def test_rstck_check_passes(module):
 @pytest.mark.stability
 @pytest.mark.parametrize("module", ZOO)
 def test_the_verdicts_are_the_same_in_every_run(module):
-    runs = [_verdicts(module) for _ in range(int(os.environ.get("RSTCK_ZOO_RUNS", STABILITY_RUNS)))]
+    runs = [_verdicts(module) for _ in range(stability_runs())]
     for number, verdicts in enumerate(runs, start=1):
         assert _bad(verdicts) == {}, f"run {number}"
         assert verdicts == runs[0], f"run {number} differs from run 1"

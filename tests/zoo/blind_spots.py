@@ -10,7 +10,8 @@ import logging
 
 from rstck.reference.processors import MapProcessor
 
-from ..conformant.processors import PrefetchingIdentity
+from ..conformant.processors import (AsyncioIdentity, PrefetchingIdentity, UnicastIdentity, _non_positive_request,
+                                     _require, _SerialQueue)
 from . import publishers as p
 from .publisher_mutants import case
 from .subscriber_mutants import processor_case
@@ -153,6 +154,24 @@ class FastPathIgnoresCancel(p.Subscription):
             self.draining = False
 
 
+class CountsByIdentity(p.Subscription):
+    """1.5: the end is recognised by comparing counts with `is`, which holds only while both are small ints
+    CPython shares (up to 256): a longer stream never completes."""
+
+    def drain(self) -> None:
+        if self.draining:
+            return
+        self.draining = True
+        try:
+            while not self.done and self.demand > 0 and self.delivered != self.publisher.n:
+                self.use_demand()
+                self.emit(self.take())
+            if not self.done and self.delivered is self.publisher.n:  # the defect: `is` for `==`
+                self.terminate(lambda s: s.on_complete())
+        finally:
+            self.draining = False
+
+
 PUBLISHER_MUTANTS = [
     case("resignals_complete_on_request", subscription=ResignalsTerminalOnRequest, fails={"1.6"}),
     case("fails_again_on_request", failed=FailsAgainOnRequest, fails={"1.6"}),
@@ -164,6 +183,7 @@ PUBLISHER_MUTANTS = [
     case("ignores_request_zero_when_unbounded", subscription=IgnoresRequestZeroWhenUnbounded, fails={"3.9"}),
     # the same fast path runs on past the on_error of a request(0) made inside it (1.7)
     case("fast_path_ignores_cancel", subscription=FastPathIgnoresCancel, fails={"3.12", "1.7"}),
+    case("counts_by_identity", subscription=CountsByIdentity, fails={"1.5"}),
 ]
 
 PUBLISHER_GUARDS = [
@@ -228,12 +248,146 @@ class CompletesBeforeDraining(PrefetchingIdentity):
         super()._upstream_ended(end)
 
 
+class CapsDemandMadeBeforeItsUpstream(UnicastIdentity):
+    """3.17: demand its subscriber makes before the upstream arrives is kept up to a cap of 62 (`2|63 - 1` where
+    `2**63 - 1` was meant): under request(2**63-1) a longer stream stalls after 62 elements."""
+
+    CAP = 2 | 63 - 1  # the defect
+
+    def _downstream_request(self, n) -> None:
+        with self._lock:
+            early = isinstance(n, int) and n > 0 and not self._upstream_seen and not self._downstream_done
+            if early:
+                self._pending_demand = min(self._pending_demand + n, self.CAP)
+        if not early:
+            super()._downstream_request(n)
+
+
+class PrefetchingCapsDemand(PrefetchingIdentity):
+    """3.17: its subscriber's demand is capped at 60 (`2^63 - 1`): under request(2**63-1) a longer stream stalls."""
+
+    CAP = 2 ^ 63 - 1  # the defect
+
+    def _downstream_request(self, n) -> None:
+        with self._lock:
+            if self._downstream_gone:
+                return
+            if isinstance(n, int) and n > 0:
+                self._demand = min(self._demand + n, self.CAP)
+            elif self._rejection is None:
+                self._rejection = _non_positive_request(n)
+        self._drain()
+
+
+class AsyncioCapsDemand(AsyncioIdentity):
+    """3.17: asks upstream for at most 125 in all (`2*63 - 1`): under request(2**63-1) a longer stream stalls."""
+
+    CAP = 2 * 63 - 1  # the defect
+
+    def _downstream_request(self, n) -> None:
+        if isinstance(n, int) and n > 0:
+            n = min(n, self.CAP - self._unasked - self._outstanding)
+            if n <= 0:
+                return
+        super()._downstream_request(n)
+
+
+class AsyncioShiftsItsCap(AsyncioIdentity):
+    """3.8: its cap on what it asks upstream for is computed with a shift where a subtraction was meant, so once 63
+    or more elements are outstanding upstream, a further downstream request is dropped."""
+
+    def _downstream_request(self, n) -> None:
+        if isinstance(n, int) and n > 0 and not self._ended:
+            n = min(n, (p.MAX_DEMAND - self._unasked) >> self._outstanding)  # the defect: `>>` for `-`
+            if n <= 0:
+                return
+        super()._downstream_request(n)
+
+
+class RaisesFromItsOwnErrorHandler(PrefetchingIdentity):
+    """2.13 and 2.6: when its subscriber's on_next raises, the handler compares the subscriber with `<=` (where
+    `is` was meant) and raises TypeError: out of its own on_next into its upstream, leaving its drain loop
+    stuck, and the upstream, of no use to anyone now, never cancelled."""
+
+    def _perform(self, callee, method: str, args: tuple) -> None:
+        try:
+            getattr(callee, method)(*args)
+        except Exception:
+            if callee <= self._downstream:  # the defect
+                with self._lock:
+                    self._downstream, self._downstream_gone = None, True
+                    self._buffer.clear()
+
+
+class PassesItsSubscribersRaiseUp(UnicastIdentity):
+    """2.13: when its subscriber raises from an on_next, it counts that subscription as cancelled, cancels its
+    upstream, and then lets the error go on out of its own on_next, into the upstream that called it."""
+
+    def on_next(self, item) -> None:
+        _require(item, "item")
+        raised: list[BaseException] = []
+        self._to_downstream.run(self._pass_on, item, raised)
+        if raised:
+            raise raised[0]  # the defect
+
+    def _pass_on(self, item, raised: list) -> None:
+        downstream = self._downstream
+        if downstream is None:
+            return
+        try:
+            downstream.on_next(item)
+        except Exception as error:
+            raised.append(error)
+            self._downstream_cancel()
+
+
+class _QueueThatLetsTwoDrain(_SerialQueue):
+    """A serial queue that never marks itself as draining: a second thread runs calls alongside the first."""
+
+    def drain(self) -> None:
+        while True:
+            with self._lock:
+                if not self._calls:
+                    return
+                call, args = self._calls.popleft()
+            call(*args)
+
+
+class SignalsFromTwoThreadsAtOnce(UnicastIdentity):
+    """1.3: its queue of downstream signals lets a second thread drain while the first is inside a signal, so the
+    on_error for a request(0) made on another thread (3.9) overlaps an on_next still running."""
+
+    def __init__(self):
+        super().__init__()
+        self._to_upstream, self._to_downstream = _QueueThatLetsTwoDrain(), _QueueThatLetsTwoDrain()
+
+
+class DrainGuardStartsBelowZero(PrefetchingIdentity):
+    """1.3: its work-in-progress counter starts at -1, so during its very first drain (signalling on_subscribe
+    downstream) another thread's call finds the loop free and runs a second one alongside: an on_next
+    downstream while on_subscribe is still running."""
+
+    def __init__(self):
+        super().__init__()
+        self._wip = -1  # the defect
+
+
 PROCESSOR_MUTANTS = [
     processor_case("keeps_upstream_after_failing_downstream", KeepsUpstreamAfterFailingDownstream, fails={"2.6"}),
     processor_case("never_cancels_upstream", NeverCancelsUpstream, fails={"2.6"}, warns={"4.2.cancel-upstream"}),
     processor_case("forwards_none_before_raising", ForwardsNoneBeforeRaising, fails={"2.13"}),
     # seen as a publisher (4.1's view), the elements it drops also fall short of 3.17's whole stream
     processor_case("completes_before_draining", CompletesBeforeDraining, fails={"4.1", "3.17"}),
+    processor_case("caps_demand_made_before_its_upstream", CapsDemandMadeBeforeItsUpstream, fails={"3.17"}),
+    # seen as a publisher (4.1's view), its stream of 300 asked for in one request also stalls short of on_complete;
+    # and 100 then 50 asked for before the upstream sent anything lose what passes the cap (3.8)
+    processor_case("prefetching_caps_demand", PrefetchingCapsDemand, fails={"3.17", "1.5", "3.8"}),
+    processor_case("asyncio_caps_demand", AsyncioCapsDemand, fails={"3.17", "1.5", "3.8"}),
+    processor_case("asyncio_shifts_its_cap", AsyncioShiftsItsCap, fails={"3.8"}),
+    processor_case("raises_from_its_own_error_handler", RaisesFromItsOwnErrorHandler, fails={"2.13", "2.6"}),
+    processor_case("passes_its_subscribers_raise_up", PassesItsSubscribersRaiseUp, fails={"2.13"}),
+    processor_case("signals_from_two_threads_at_once", SignalsFromTwoThreadsAtOnce, fails={"1.3"}),
+    processor_case("drain_guard_starts_below_zero", DrainGuardStartsBelowZero, fails={"1.3"}),
 ]
 
 class HandsUpstreamToTheNextSubscriber(MapProcessor):

@@ -352,7 +352,8 @@ def _demand_written_back_processor():
     class DemandWrittenBackAcrossSignal(MapProcessor):
         """3.8: passes each element on directly, having read its downstream demand before and writing it back after,
         without the lock: a downstream request another thread made meanwhile is lost (one from inside the
-        downstream on_next, on the signalling thread itself, is kept)."""
+        downstream on_next, on the signalling thread itself, is kept). 1.3: passed on directly, outside its queue
+        of downstream signals, an element overlaps a signal that queue is making on another thread."""
 
         _signalling_on = None
         _asked_inside = 0
@@ -393,7 +394,7 @@ def _processor_case(name: str, create, fails: set[str]):
 
 
 PROCESSOR_MUTANTS = [
-    _processor_case("processor_loses_demand_while_signalling", _demand_written_back_processor, {"3.8"})]
+    _processor_case("processor_loses_demand_while_signalling", _demand_written_back_processor, {"3.8", "1.3"})]
 
 
 # --- a subscriber whose calls on its subscription overlap only in a race (2.7)

@@ -1,5 +1,6 @@
-"""Processor rules 4.1-4.2, and the subscriber rules only a processor lets the kit see from both sides
-(2.6: an upstream nobody can use any more; 2.13: a null element that goes on downstream).
+"""Processor rules 4.1-4.2, and the rules only a processor lets the kit see from both sides (1.3: signals
+one side's call causes while the other side signals; 2.6: an upstream nobody can use any more; 2.13: a null
+element that goes on downstream, a subscriber that raises; 3.17: a long stream under unbounded demand).
 
 4.1 also runs every publisher and subscriber check against the processor in that role
 (rstck.plan); the checks here wire kit ends to both sides at once.
@@ -7,17 +8,19 @@
 
 from __future__ import annotations
 
+from ...api import MAX_DEMAND
 from ...signals import show
 from ...verdict import NotApplicable, RuleViolation
 from .. import rule
+from . import LONG_STREAM, SMALL_INT_CACHE_END
 
 
-def wire(target):
+def wire(target, **probe_options):
     """A processor between a manual kit source (upstream) and a kit probe (downstream)."""
     processor = target.create_processor()
     upstream = target.source()
     upstream.subscribe(processor)
-    downstream = target.subscribe(processor)
+    downstream = target.subscribe(processor, **probe_options)
     target.settle()
     return processor, upstream, downstream
 
@@ -199,3 +202,170 @@ def downstream_request_from_a_second_thread_while_upstream_signals_is_added(targ
     target.settle()
     pump(target, upstream, downstream, 3, elements)
     downstream.expect_elements(3, rule="3.8")
+
+
+# Why a check that subscribes downstream before the processor has an upstream cannot go on: 1.9 sets no time for
+# on_subscribe, and a processor may wait for its upstream before it greets its subscriber.
+_GREETS_ONLY_WITH_AN_UPSTREAM = "the processor had not signalled on_subscribe to a subscriber while it had no upstream"
+
+
+def serve_upstream(target, upstream, downstream, n: int) -> None:
+    """Send upstream, as many at once as the processor asked for (never more), until `n` elements went, downstream
+    ended, or the processor asks for nothing more by the deadline; settled."""
+    def asked_more() -> bool:
+        return upstream.subscription.outstanding > 0 or downstream.terminated
+
+    sent = 0
+    while sent < n and not downstream.terminated:
+        went = upstream.send_available(range(sent, n))
+        sent += went
+        if went:
+            target.settle()
+        elif not target.settler.await_signal(asked_more, target.deadline):
+            break  # the processor asks upstream for nothing more
+    target.settle()
+
+
+def _long_stream_under_unbounded_demand(target, *, demand_first: bool) -> None:
+    """3.17: downstream asks once for 2**63-1, and the kit's upstream sends every element the processor asks for
+    (never more), as many at once as asked: all LONG_STREAM elements must come out. `demand_first`: the demand is
+    made before the processor has its upstream, so it is the processor that keeps it meanwhile."""
+    n = target.elements(LONG_STREAM, at_least=SMALL_INT_CACHE_END + 1)
+    processor = target.create_processor()
+    upstream = target.source()
+    if not demand_first:
+        upstream.subscribe(processor)
+    downstream = target.subscribe(processor)
+    if demand_first and not downstream.subscribed:
+        raise NotApplicable(_GREETS_ONLY_WITH_AN_UPSTREAM)
+    downstream.request(MAX_DEMAND, judged_all_the_same=True)  # a raise is 3.16's; what it did not deliver 3.17's
+    if demand_first:
+        upstream.subscribe(processor)
+    target.settle()
+    serve_upstream(target, upstream, downstream, n)
+    if not target.settler.await_signal(lambda: downstream.received >= n or downstream.terminated, target.deadline):
+        raise RuleViolation("3.17", f"all {n} elements downstream under one request(2**63-1), the kit's upstream "
+                                    "sending each one the processor asked for",
+                            f"downstream: {downstream.observed()}; the processor asked upstream for "
+                            f"{show(upstream.subscription.requested)} in all" + target.quiet_note())
+
+
+@rule("3.8", needs={"processor"})
+def demand_added_while_the_upstream_holds_back_is_served(target):
+    """3.8 across a processor: downstream asks for 100, then for 50 more, before the kit's upstream has sent
+    anything; all 150 come out (a processor that sizes what it forwards by what is still outstanding upstream, and
+    gets that wrong, loses the 50)."""
+    n = target.elements(150)
+    _, upstream, downstream = wire(target)
+    downstream.request(100)
+    downstream.request(n - 100)
+    target.settle()
+    serve_upstream(target, upstream, downstream, n)
+    downstream.expect_elements(n, rule="3.8")
+
+
+@rule("3.17", needs={"processor"})
+def unbounded_demand_carries_a_long_stream_through(target):
+    """3.17 across a processor: request(2**63-1) downstream, once the processor has its upstream, carries a stream
+    longer than any small cap all the way through (a processor that caps its demand stalls)."""
+    _long_stream_under_unbounded_demand(target, demand_first=False)
+
+
+@rule("3.17", needs={"processor"})
+def unbounded_demand_made_before_the_upstream_carries_a_long_stream_through(target):
+    """3.17 across a processor: request(2**63-1) made downstream before the processor has an upstream is kept
+    whole until the upstream comes, and carries a long stream through."""
+    _long_stream_under_unbounded_demand(target, demand_first=True)
+
+
+def _feed_a_raising_subscriber(target):
+    """A processor whose downstream probe raises from its first on_next, fed what it asks upstream for (up to
+    two elements downstream asked for). Once it raised, the probe counts its subscription as cancelled: a
+    further signal to it is 2.13's."""
+    processor, upstream, downstream = wire(target, fail_on_next=True)
+    upstream.raises_judged_all_the_same = True  # a raise back is charged (2.13); the check still judges its own item
+    downstream.request(2)
+    target.settle()
+    pump(target, upstream, downstream, 1, iter(range(2)))
+    return processor, upstream, downstream
+
+
+@rule("2.13", needs={"processor"})
+def processor_returns_normally_when_its_subscriber_raises(target):
+    """2.13 for a processor as a subscriber: the upstream's on_next returns normally even when the processor's own
+    subscriber raised from the on_next it caused. That raise is the processor's to handle as its publisher (the
+    subscription counts as cancelled, the error is made known); passed up to the upstream, even as it came, it
+    is the processor's on_next that raised."""
+    processor, _, downstream = _feed_a_raising_subscriber(target)
+    if not downstream.failed_on_purpose:
+        raise NotApplicable(f"no on_next reached the raising subscriber ({downstream.observed()})")
+    raised = [s for s in target.trace.signals_of(target.label(processor), "on_next")
+              if (s.outcome or "").startswith("raised")]
+    if raised:
+        raise RuleViolation("2.13", "on_next() to return normally (it was the processor's subscriber that raised)",
+                            f"#{raised[0].seq} {raised[0].call_text()} {raised[0].outcome}")
+
+
+@rule("2.6", needs={"processor"})
+def upstream_cancelled_when_the_only_subscriber_raises(target):
+    """2.6: a single-use processor cancels its upstream once its only subscriber has raised from on_next (2.13
+    makes that subscription count as cancelled)."""
+    processor, upstream, downstream = _feed_a_raising_subscriber(target)
+    if not downstream.failed_on_purpose:
+        raise NotApplicable(f"no on_next reached the raising subscriber ({downstream.observed()})")
+    _upstream_cancelled_once_unusable(target, processor, upstream,
+                                      "its only subscriber raised from on_next (2.13: that subscription counts as "
+                                      "cancelled)")
+
+
+@rule("1.3", needs={"processor", "threads"})
+def on_error_for_a_second_threads_request_waits_for_the_on_next_in_flight(target):
+    """1.3 across a processor's two sides (rstck.perturb): inside the first on_next that the kit's upstream on_next
+    causes, the downstream probe calls request(0) on a second thread of the kit's (a serial call: the first thread
+    makes none meanwhile) and lingers. The on_error 3.9 asks for must wait until that on_next has returned; the
+    probe sees an overlap. Targets without kit-callable threads are n/a."""
+    from ...perturb import join_kit_thread, on_second_thread
+
+    _, upstream, downstream = wire(target, linger_in=frozenset({"on_next"}))
+    under_way = []
+
+    def request_zero_from_a_second_thread(probe, _item):
+        if probe.received == 1:
+            under_way.append(on_second_thread(target, probe, lambda: probe.request(0, judged_all_the_same=True),
+                                              "requests 0"))
+
+    downstream.react("on_next", request_zero_from_a_second_thread)
+    downstream.request(2)
+    target.settle()
+    pump(target, upstream, downstream, 1, iter(range(2)))
+    for thread in filter(None, under_way):
+        join_kit_thread(target, thread, rule="3.16")
+    target.settle()
+
+
+@rule("1.3", needs={"processor", "threads"})
+def elements_from_an_upstream_arriving_meanwhile_wait_for_on_subscribe(target):
+    """1.3 across a processor's two sides (rstck.perturb): subscribed before the processor has an upstream, the
+    downstream probe requests inside on_subscribe and, still inside, has the kit's upstream subscribe the processor
+    on a second thread of the kit's; that upstream serves demand inside request. Its elements must wait until
+    on_subscribe has returned; the probe, lingering there, sees an overlap. Targets without kit-callable threads
+    are n/a."""
+    from ...perturb import join_kit_thread, on_second_thread
+
+    n = target.elements(4, at_least=1)
+    processor = target.create_processor()
+    upstream = target.source(elements=range(n))
+    under_way = []
+
+    def subscribe_upstream_from_a_second_thread(probe, _subscription):
+        probe.request(n)
+        under_way.append(on_second_thread(target, probe, lambda: upstream.subscribe(processor),
+                                          "has the kit's upstream subscribe the processor"))
+
+    downstream = target.subscribe(processor, on_subscribe=subscribe_upstream_from_a_second_thread,
+                                  linger_in=frozenset({"on_subscribe"}))
+    if not downstream.subscribed:
+        raise NotApplicable(_GREETS_ONLY_WITH_AN_UPSTREAM)
+    for thread in filter(None, under_way):
+        join_kit_thread(target, thread, rule="async.non-blocking")
+    target.settle()

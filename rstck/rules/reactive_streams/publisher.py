@@ -13,6 +13,7 @@ import weakref
 
 from ...verdict import RuleViolation, Unsupported
 from .. import rule
+from . import LONG_STREAM, SMALL_INT_CACHE_END
 
 
 @rule("1.1")
@@ -90,6 +91,20 @@ def empty_stream_signals_on_complete(target):
     probe = target.subscribe(target.create_publisher(0))
     target.settle()
     probe.request(1)
+    target.settle()
+    probe.expect_complete(rule="1.5")
+
+
+@rule("1.5")
+def long_finite_stream_signals_on_complete(target):
+    """1.5 for a stream of 300 elements, asked for in one request: every element, then on_complete. Past 256,
+    where CPython stops sharing small int objects, a count compared with `is` instead of `==` stops matching."""
+    n = target.elements(LONG_STREAM, at_least=SMALL_INT_CACHE_END + 1)
+    probe = target.subscribe(target.create_publisher(n))
+    probe.request(n)
+    target.settle()
+    probe.expect_elements(n, rule="1.5")
+    probe.request(1)  # a lazy publisher may need to look for the end
     target.settle()
     probe.expect_complete(rule="1.5")
 
@@ -313,3 +328,4 @@ def signals_are_serial_while_the_probe_lingers(target):
                              on_next=lambda p, _: p.request(1) if p.received < n else None,
                              linger_in={"on_subscribe", "on_next"})
     target.settle()
+

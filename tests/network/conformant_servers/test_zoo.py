@@ -1,15 +1,13 @@
 """Every server of the zoo is conformant: `rstck check tcp://...`, run as a user runs it, finds no fail, warn or
-error, the verdicts are the same from run to run and while both cores are busy, and a server with Nagle's
-algorithm on is checked about as fast as the same server with it off."""
+error, and the verdicts are the same from run to run and while both cores are busy. (How fast a server with
+Nagle's algorithm on is checked, against the same server with it off, is benchmarks/network_nagle.py's figure.)"""
 
 from __future__ import annotations
 
 import contextlib
 import json
-import os
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -17,13 +15,11 @@ from rstck.plan import plan
 from rstck.runner import run_check
 from rstck.target import load_target
 
+from ...stability import stability_runs
 from . import ZOO
-from .threaded import ThreadedServer
 
 pytestmark = pytest.mark.network
 
-# The suite repeats each server's run a few times; RSTCK_STABILITY_RUNS=20 makes it the full twenty.
-STABILITY_RUNS = int(os.environ.get("RSTCK_STABILITY_RUNS", "3"))
 NOT_CONFORMANT = ("fail", "warn", "error")
 
 
@@ -70,7 +66,7 @@ def test_rstck_fuzz_finds_nothing(name):
 def test_the_verdicts_are_the_same_in_every_run(name):
     runs = []
     with running(name) as url:
-        for _ in range(STABILITY_RUNS):
+        for _ in range(stability_runs()):
             rows = check(url)
             assert offending(rows) == []
             runs.append([(r["rule"], r["check"], r["verdict"]) for r in rows])
@@ -91,19 +87,3 @@ def test_the_verdicts_hold_while_both_cores_are_busy(name):
                 spinner.wait()
     assert offending(rows) == []
     assert [(r["rule"], r["check"], r["verdict"]) for r in rows] == calm
-
-
-def test_a_server_with_nagle_on_is_checked_about_as_fast_as_with_it_off():
-    """The same server with Nagle's algorithm on and off, checked in turn; the bound is loose (load on a shared
-    machine slows either run), but far below what a kit that waits for delayed acknowledgements takes (20x)."""
-    took = {}
-    for nagle in (False, True, False, True):
-        server = ThreadedServer(nagle=nagle)
-        try:
-            started = time.monotonic()
-            rows = check(server.url, "net.*,1.1,1.5,3.8,3.9")
-            took[nagle] = min(took.get(nagle, float("inf")), time.monotonic() - started)
-        finally:
-            server.stop()
-        assert offending(rows) == []
-    assert took[True] < 2 * took[False] + 1.0, took
