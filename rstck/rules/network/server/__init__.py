@@ -8,7 +8,12 @@ from typing import Any
 
 from ....adapters.network.peer import QUIET_WINDOW_MAX_S, Silent, WirePeer
 from ....verdict import RuleViolation
-from ....wire import INT64_MAX, encode_raw
+from ....wire import INT64_MAX, Subscribe, describe, encode, encode_raw
+
+# The pause between the pieces of a frame sent in pieces: long enough that each most likely leaves as a TCP
+# segment of its own and is read alone. It decides nothing: a server that reads the pieces together has the
+# whole frame, as it would have had it sent whole.
+PIECE_GAP_S = 0.2
 
 
 def connect(session: Any, *, hello: bool = True) -> WirePeer:
@@ -34,6 +39,18 @@ def expect_goodbye(peer: WirePeer, rule: str, fault: str) -> None:
 def raw(*values: Any) -> bytes:
     """One MessagePack array of `values`: a frame of any shape, well formed or not."""
     return encode_raw(list(values))
+
+
+def send_in_pieces(peer: WirePeer, frame: Any, cuts: tuple[int, ...]) -> None:
+    """Send a well-formed `frame` as separate writes, cut at the byte offsets `cuts`, PIECE_GAP_S apart."""
+    data = encode(frame)
+    bounds = (0, *cuts, len(data))
+    for piece, (start, end) in enumerate(zip(bounds, bounds[1:])):
+        if piece:
+            time.sleep(PIECE_GAP_S)
+        peer._send_bytes(data[start:end], f"-> {describe(frame)}: bytes {start}-{end - 1} of {len(data)}", "")
+    if type(frame) is Subscribe:
+        peer.ledger.subscribe(frame)
 
 
 def flowing(peer: WirePeer, elements: int = 50) -> int:

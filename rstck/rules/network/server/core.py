@@ -4,8 +4,8 @@ the server, through the kit's client (rstck/adapters/network/server_target.py)."
 
 from __future__ import annotations
 
-from ....verdict import RuleViolation, Unsupported
-from ....wire import INT64_MAX, Cancel, Goodbye, Request, Subscribe
+from ....verdict import NotApplicable, RuleViolation, Unsupported
+from ....wire import INT64_MAX, Cancel, Goodbye, OnComplete, OnError, Request, Subscribe
 from ... import rule, untested
 from . import connect, expect_goodbye, expect_stopped, flowing
 
@@ -17,7 +17,42 @@ untested("net.core.1", "rstck's side publishes nothing: a server that subscribes
 
 def _completes(peer, name: str, demand: int, rule_id: str, *, stream_id: int | None = None):
     stream_id = peer.subscribe(name, demand, stream_id=stream_id)
-    return peer.until_ended(stream_id, rule=rule_id, expected=f"{name} with demand {demand} to end")
+    stream = peer.until_ended(stream_id, rule=rule_id, expected=f"{name} with demand {demand} to end")
+    _unreadable_elements_decide(peer)
+    return stream
+
+
+def _unreadable_elements_decide(peer) -> None:
+    """Before a check counts a stream's elements: a MUST finding already made on this connection (elements of the
+    wrong size, which the kit cannot keep) is what the count would show, so it stops the check, and the check's own
+    item is blocked by it rather than charged a second time. The terminal signal may arrive in the same read as
+    the offending frames, before `until` had a frame to stop at."""
+    if peer.session.must_broken:
+        peer.session.raise_pending()
+
+
+@rule("net.core.2")
+def a_server_that_subscribes_takes_the_kits_on_error(target):
+    """net.core.2 (rule 2.10 over the wire), for a server that subscribes to the kit (net.core.1): the kit answers
+    each subscribe with subscribed, then onError (it publishes nothing); the server, as a subscriber, must take
+    that onError and go on: round trips (rstck/empty) are answered until one passes with no new subscribe of
+    the server's, so the server has read the kit's answers to all of them. n/a for a server that subscribes to
+    nothing."""
+    peer = connect(target)
+    subscribes = 0
+    for _ in range(4):  # a server that subscribes on every round trip is judged on its first few subscribes
+        barrier = peer.subscribe("rstck/empty")
+        # Judged by the frame itself: the ledger may have taken the onComplete already, with frames before it.
+        seen = peer.until(lambda f: type(f) in (OnComplete, OnError) and f.subscriber == barrier, rule="net.core.2",
+                          expected=f"rstck/empty to complete, the server having read the kit's subscribed and "
+                                   f"onError for its {subscribes} subscribes" if subscribes else
+                                   "rstck/empty to complete")
+        new = sum(type(f) is Subscribe for f in seen)
+        if not new and subscribes:
+            return
+        subscribes += new
+        if not subscribes:
+            raise NotApplicable("the server subscribed to nothing by the answer to a round trip")
 
 
 @rule("net.core.3")
@@ -32,6 +67,7 @@ def every_signal_carries_its_subscribers_id(target):
         peer.send(Request(stream_id, 3))
     for stream_id in ids:
         stream = peer.until_ended(stream_id, rule="net.core.3", expected=f"stream {stream_id} to end")
+        _unreadable_elements_decide(peer)
         if len(stream.elements) != 3 or not stream.terminal.startswith("onComplete"):
             raise RuleViolation("net.core.3", f"stream {stream_id} to get its own 3 elements, then onComplete",
                                 f"it got {len(stream.elements)} elements, then {stream.terminal}")
@@ -150,6 +186,27 @@ def an_unknown_publisher_gets_subscribed_then_on_error(target):
     if not stream.subscribed or not stream.terminal.startswith("onError"):
         raise RuleViolation("net.rstck.11", "subscribed, then onError",
                             f"{'subscribed, then ' if stream.subscribed else ''}{stream.terminal}")
+    after = _completes(peer, "rstck/range/1", 1, "net.rstck.11")
+    if peer.goodbye_received is not None or not after.terminal.startswith("onComplete"):
+        raise RuleViolation("net.rstck.11", "the connection to go on serving", after.terminal or "goodbye")
+
+
+# 40 bytes (a MessagePack str8) and 300 bytes (a str16): a reader that finds a name's length at the wrong
+# offset, or reads too few of its length bytes, loses the frame boundary on names like these alone.
+LONG_NAME_LENGTHS = (40, 300)
+
+
+@rule("net.rstck.11")
+def an_unknown_publisher_with_a_long_name_gets_subscribed_then_on_error(target):
+    """net.rstck.11: subscribes naming publishers the server does not serve, with names of 40 and 300 bytes, are
+    each answered with subscribed, then onError, and the connection goes on serving."""
+    peer = connect(target)
+    for length in LONG_NAME_LENGTHS:
+        name = "rstck-test/no such publisher " + "x" * (length - 29)
+        stream = _completes(peer, name, 1, "net.rstck.11")
+        if not stream.subscribed or not stream.terminal.startswith("onError"):
+            raise RuleViolation("net.rstck.11", f"subscribed, then onError, for a name of {length} bytes",
+                                f"{'subscribed, then ' if stream.subscribed else ''}{stream.terminal}")
     after = _completes(peer, "rstck/range/1", 1, "net.rstck.11")
     if peer.goodbye_received is not None or not after.terminal.startswith("onComplete"):
         raise RuleViolation("net.rstck.11", "the connection to go on serving", after.terminal or "goodbye")

@@ -3,8 +3,10 @@ session with goodbye (rstck's decisions net.rstck.1-4, docs/wire-format.md)."""
 
 from __future__ import annotations
 
+from ....verdict import RuleViolation
+from ....wire import PROTOCOL_VERSION, ClientHello, Subscribe
 from ... import rule, untested
-from . import answers_fault_with_goodbye, connect, expect_goodbye, raw
+from . import answers_fault_with_goodbye, connect, expect_goodbye, raw, send_in_pieces
 
 FORMAT = "rstck fixes the format to MessagePack (docs/wire-format.md): a choice made for the protocol, not " \
          "something a peer could do otherwise and still be understood"
@@ -22,6 +24,35 @@ def every_frame_from_the_server_is_well_formed(target):
                          ("rstck/empty", 1), ("rstck/no/such/publisher", 1)):
         stream_id = peer.subscribe(name, demand)
         peer.until_ended(stream_id, rule="net.framing.4", expected=f"{name} to end with onComplete or onError")
+
+
+# Sixteen extension ids make the hello's list a MessagePack array16 (header dc 00 10 at bytes 3-5): ids no
+# extension is known to use, offered only for that header. rstck ignores ids it does not know, as a server that
+# knows none of them does (docs/wire-format.md).
+OFFERED_EXTENSIONS = tuple(2**62 + i for i in range(16))
+
+
+@rule("net.framing.4")
+def frames_cut_inside_their_headers_are_read(target):
+    """net.framing.4 (rstck's reading: a frame is delimited by its own bytes, however the stream is cut): a
+    clientHello offering 16 extension ids, cut after each byte of its list's array16 header, and subscribes with
+    names of 40 (str8) and 300 bytes (str16), cut inside the name's header, then rstck/range/3 sent whole: every
+    stream ends and rstck/range/3 brings its 3 elements and onComplete."""
+    peer = connect(target, hello=False)
+    send_in_pieces(peer, ClientHello(PROTOCOL_VERSION, OFFERED_EXTENSIONS), (4, 5))
+    names = ["rstck-test/no such publisher " + "x" * (length - 29) for length in (40, 300)]
+    cut = {40: (3,), 300: (3, 4)}  # after d9; after da and after its first length byte
+    ids = []
+    for name in names:
+        ids.append(peer.new_id())
+        send_in_pieces(peer, Subscribe(name, ids[-1], 1), cut[len(name)])
+    ids.append(peer.subscribe("rstck/range/3", 3))
+    for stream_id in ids:
+        stream = peer.until_ended(stream_id, rule="net.framing.4", expected=f"stream {stream_id} to end: its "
+                                  "subscribe, like the frames before it, was read though it came in pieces")
+    if len(stream.elements) != 3 or not stream.terminal.startswith("onComplete"):
+        raise RuleViolation("net.framing.4", "rstck/range/3 to bring 3 elements, then onComplete",
+                            f"{len(stream.elements)} elements, then {stream.terminal}")
 
 
 @rule("net.rstck.1")
@@ -76,6 +107,29 @@ def a_field_too_many_gets_goodbye(target):
 def an_id_out_of_range_gets_goodbye(target):
     """net.rstck.3: subscribe with a negative subscriber id."""
     answers_fault_with_goodbye(target, "net.rstck.3", raw(2, "rstck/range/1", -1, 1), "subscribe with id -1")
+
+
+# 300 bytes (a bin16) that begin like MessagePack headers (those of a 1 MiB bin32): a reader that finds the bin's
+# end anywhere but at its declared length reads them as headers and waits for bytes that never come.
+HEADER_LIKE_BYTES = b"\x00\xc6\x00\x10\x00\x00" + bytes(294)
+
+
+@rule("net.rstck.3")
+def a_bin_where_the_name_belongs_gets_goodbye(target):
+    """net.rstck.3: subscribe whose publisher name is a bin of 300 bytes (a bin16), not a str; its bytes look
+    like headers, so the answer shows the server found the frame's end from the bin's declared length."""
+    peer = connect(target)
+    stream_id = peer.new_id()
+    peer.ledger.used_ids.add(stream_id)  # the kit did use the id: what the server makes of it is judged here
+    peer.send_bytes(raw(2, HEADER_LIKE_BYTES, stream_id, 1), fault="subscribe whose name is a 300-byte bin")
+    expect_goodbye(peer, "net.rstck.3", "a subscribe whose name is a bin")
+
+
+@rule("net.rstck.3")
+def an_on_error_with_a_negative_id_gets_goodbye(target):
+    """net.rstck.3: onError with subscriber id -1. Out of range whether or not the server subscribes to the kit
+    (net.core.1): no stream can have that id."""
+    answers_fault_with_goodbye(target, "net.rstck.3", raw(8, -1, "failed"), "onError with subscriber id -1")
 
 
 @rule("net.rstck.3")
