@@ -3,6 +3,7 @@ publisher check runs against it as a publisher and every subscriber check as a s
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Callable
 
 from .session import Session
@@ -73,6 +74,21 @@ class ProcessorAsPublisher(_ProcessorView):
         return processor
 
 
+def _demand_asker() -> Callable[[Any, Any], None]:
+    """A reaction that asks for the downstream demand once, from whichever comes first: the probe's on_subscribe
+    or the check's thread."""
+    lock, asked = threading.Lock(), []
+
+    def ask(probe: Any, _subscription: Any) -> None:
+        with lock:
+            if asked:
+                return
+            asked.append(True)
+        probe.request(DOWNSTREAM_DEMAND)
+
+    return ask
+
+
 class ProcessorAsSubscriber(_ProcessorView):
     """The processor under test as a subscriber: a kit probe downstream keeps demand open."""
 
@@ -82,5 +98,9 @@ class ProcessorAsSubscriber(_ProcessorView):
         processor = self.base.new_processor(session)
         downstream = session.probe(on_next=lambda probe, _item: probe.request(1))
         session.subscribe(processor, downstream)
-        downstream.request(DOWNSTREAM_DEMAND)
+        ask = _demand_asker()
+        if not downstream.subscribed:  # 1.9 sets no time for on_subscribe: it may wait for the processor's upstream
+            downstream.react("on_subscribe", ask)
+        if downstream.subscribed:  # (or came meanwhile, perhaps before the reaction was set)
+            ask(downstream, None)
         return processor

@@ -1,7 +1,7 @@
 """The processor checks that wire both sides at once (a long stream under unbounded demand, a raising subscriber,
 signals caused on one side while the other side signals) never fail a processor for a style the conformant zoo
 lacks: one that greets a subscriber only once it has an upstream (the checks that subscribe downstream first
-cannot go on with it, and say so; the others pass), one whose every signal downstream comes from a worker thread
+cannot go on with it, and say so; the others pass, and no check of the rest fails it), one whose every signal downstream comes from a worker thread
 of its own, and one that asks its upstream for `inf`, as a JavaScript processor's `request(Infinity)` arrives."""
 
 from __future__ import annotations
@@ -258,3 +258,12 @@ def test_a_processor_that_signals_from_a_worker_thread_of_its_own_passes_everyth
     found = verdicts(processor_case("worker_thread_identity", WorkerThreadIdentity))
     assert found[Verdict.FAIL] == set()
     assert found[Verdict.WARN] == set()
+
+
+def test_a_processor_that_greets_once_it_has_an_upstream_is_failed_by_no_check():
+    """1.9 sets no time for on_subscribe: seen as a subscriber (4.1's view), such a processor was failed 1.9 when the
+    kit's downstream probe asked for its demand before the greeting came."""
+    results = [run_check(p.check, p.target, timeout_s=TIMEOUT_S) for p in plan(CASE.target)]
+    bad = [f"{r.rule} {r.check}: {r.verdict.value}: {r.message}" for r in results
+           if r.verdict in (Verdict.FAIL, Verdict.ERROR, Verdict.WARN)]
+    assert bad == [], "\n\n".join(bad)
