@@ -13,7 +13,6 @@ from ....wire import INT64_MAX, Subscribe, describe, encode, encode_raw
 # The pause between the pieces of a frame sent in pieces: long enough that each most likely leaves as a TCP
 # segment of its own and is read alone. It decides nothing: a server that reads the pieces together has the
 # whole frame, as it would have had it sent whole.
-PIECE_GAP_S = 0.2
 
 
 def connect(session: Any, *, hello: bool = True) -> WirePeer:
@@ -42,12 +41,13 @@ def raw(*values: Any) -> bytes:
 
 
 def send_in_pieces(peer: WirePeer, frame: Any, cuts: tuple[int, ...]) -> None:
-    """Send a well-formed `frame` as separate writes, cut at the byte offsets `cuts`, PIECE_GAP_S apart."""
+    """Send a well-formed `frame` as separate writes, cut at the byte offsets `cuts`, settling after each piece (the
+    connection's quiet window, from its round trips), so the server reads each piece before the next arrives."""
     data = encode(frame)
     bounds = (0, *cuts, len(data))
     for piece, (start, end) in enumerate(zip(bounds, bounds[1:])):
         if piece:
-            time.sleep(PIECE_GAP_S)
+            peer.session.settle()
         peer._send_bytes(data[start:end], f"-> {describe(frame)}: bytes {start}-{end - 1} of {len(data)}", "")
     if type(frame) is Subscribe:
         peer.ledger.subscribe(frame)
