@@ -22,6 +22,7 @@ import time
 from typing import Any, Callable
 
 from ...signals import Label
+from .delivery import wait_until_read
 from ...verdict import RuleViolation, TargetError
 from ...wire import (DEFAULT_MAX_FRAME_BYTES, PROTOCOL_VERSION, Cancel, ClientHello,
                      FrameDecoder, Goodbye, OnComplete, OnError, OnNext, OnNextLastPart, OnNextPacked,
@@ -264,18 +265,21 @@ class WirePeer:
         self.goodbye_sent = False
         self.server_hello: ServerHello | None = None
         self.round_trip_s: float | None = None
+        self.connect_s = 0.0  # how long the TCP handshake took: a round trip measured before any frame
         self._next_id = 1
 
     @classmethod
     def connect(cls, session: Any, address: tuple[str, int], *, hello: bool = True) -> WirePeer:
         """A fresh connection to the server under test; sends clientHello(0) unless told not to."""
-        remaining = max(0.05, session.deadline - time.monotonic())
+        started = time.monotonic()
+        remaining = max(0.05, session.deadline - started)
         try:
             sock = socket.create_connection(address, timeout=remaining)
         except OSError as exc:
             raise PeerClosed(f"cannot connect to {address[0]}:{address[1]}: {exc.strerror or exc}") from exc
         without_delays(sock)
         peer = cls(sock, session)
+        peer.connect_s = time.monotonic() - started
         peer.note(f"connected to {address[0]}:{address[1]}")
         if hello:
             peer.send(ClientHello(PROTOCOL_VERSION, ()))
@@ -314,6 +318,24 @@ class WirePeer:
         """Send bytes that are not a well-formed frame: always a fault injected on purpose."""
         shown = data[:16].hex() + ("…" if len(data) > 16 else "")
         self._send_bytes(data, f"-> {len(data)} bytes {shown}", fault)
+
+    def send_piece(self, data: bytes, text: str) -> None:
+        """Send part of a well-formed frame (the caller keeps the ledger once the frame is whole)."""
+        self._send_bytes(data, text, "")
+
+    def until_read(self) -> None:
+        """Wait until the other side has read everything sent so far: known when it is on this host, else the
+        quiet window (settled by a quiet period, as the row then says)."""
+        end = min(self.session.deadline, time.monotonic() + QUIET_WINDOW_MAX_S)
+        outcome = wait_until_read(self.sock, end)
+        if outcome == "read":
+            self.note(f"the {self.other_side} has read it (its receive queue is empty)")
+        elif outcome == "closed":
+            self.note(f"the {self.other_side} has closed its end")
+        elif outcome == "not read":
+            self.note(f"the {self.other_side} had not read it after {QUIET_WINDOW_MAX_S:.0f} s")
+        else:  # not on this host: a window from the round trip the connect took (no frame may be sent now)
+            self.quiet(min(max(QUIET_ROUND_TRIPS * self.connect_s, QUIET_WINDOW_MIN_S), QUIET_WINDOW_MAX_S))
 
     def _send_bytes(self, data: bytes, text: str, fault: str) -> None:
         if self.goodbye_sent and not fault:
@@ -433,9 +455,10 @@ class WirePeer:
             self.until(lambda _: bool(stream.terminal), rule=rule, expected=expected)
         return stream
 
-    def quiet(self) -> list[Any]:
-        """The frames that arrive until none has for the quiet window (the check's deadline bounds it)."""
-        window = self.quiet_window()
+    def quiet(self, window: float | None = None) -> list[Any]:
+        """The frames that arrive until none has for the quiet window, or `window` (the check's deadline bounds
+        it)."""
+        window = self.quiet_window() if window is None else window
         seen: list[Any] = []
         while True:
             try:

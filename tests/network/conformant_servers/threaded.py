@@ -258,6 +258,10 @@ class ThreadedServer:
             threading.Thread(target=connection.run, daemon=True).start()
 
     def stop(self) -> None:
+        try:
+            self.listener.shutdown(socket.SHUT_RDWR)  # wakes the accept; a close alone leaves it blocked
+        except OSError:
+            pass
         self.listener.close()
         for connection in self.connections:
             try:

@@ -10,10 +10,6 @@ from ....adapters.network.peer import QUIET_WINDOW_MAX_S, Silent, WirePeer
 from ....verdict import RuleViolation
 from ....wire import INT64_MAX, Subscribe, describe, encode, encode_raw
 
-# The pause between the pieces of a frame sent in pieces: long enough that each most likely leaves as a TCP
-# segment of its own and is read alone. It decides nothing: a server that reads the pieces together has the
-# whole frame, as it would have had it sent whole.
-
 
 def connect(session: Any, *, hello: bool = True) -> WirePeer:
     """A fresh connection to the server under test (clientHello sent unless told not to)."""
@@ -41,14 +37,15 @@ def raw(*values: Any) -> bytes:
 
 
 def send_in_pieces(peer: WirePeer, frame: Any, cuts: tuple[int, ...]) -> None:
-    """Send a well-formed `frame` as separate writes, cut at the byte offsets `cuts`, settling after each piece (the
-    connection's quiet window, from its round trips), so the server reads each piece before the next arrives."""
+    """Send a well-formed `frame` as separate writes, cut at the byte offsets `cuts`, each once the server has
+    read the one before: known on this host (its receive queue is empty, rstck/adapters/network/delivery.py),
+    else the connection's quiet window, which the row then names."""
     data = encode(frame)
     bounds = (0, *cuts, len(data))
     for piece, (start, end) in enumerate(zip(bounds, bounds[1:])):
         if piece:
-            peer.session.settle()
-        peer._send_bytes(data[start:end], f"-> {describe(frame)}: bytes {start}-{end - 1} of {len(data)}", "")
+            peer.until_read()
+        peer.send_piece(data[start:end], f"-> {describe(frame)}: bytes {start}-{end - 1} of {len(data)}")
     if type(frame) is Subscribe:
         peer.ledger.subscribe(frame)
 
