@@ -2,7 +2,7 @@
 
     python benchmarks/check_speed.py [MODULE:ATTR ...]
 
-Runs the full verification (every check `rstck.plan.plan` yields) against each target
+Runs the full verification (every check `rstck.execution.plan.plan` yields) against each target
 twice in one process: once as shipped, where `settle()` returns when no work is left,
 and once with a fixed 100 ms wait in place of every settle, which is how the JVM TCK
 decides that nothing more arrives. Prints both times, their ratio, and whether the
@@ -17,10 +17,10 @@ import contextlib
 import sys
 import time
 
-from rstck.plan import plan
-from rstck.runner import run_check
-from rstck.settle import DEFAULT_DEADLINE_S, FixedDelaySettler
-from rstck.target import Target, load_target
+from rstck.execution.plan import plan
+from rstck.execution.runner import run_check
+from rstck.core.settle import DEFAULT_DEADLINE_S, FixedDelaySettler
+from rstck.core.target import Target, load_target
 
 # One verification per target; adding one is one line.
 VERIFICATIONS = [

@@ -25,7 +25,7 @@ from rstck.fuzz.budgets import keep_hypothesis_files_in_rstck_directory
 from rstck.fuzz.campaign import plan_shards, run_local
 from rstck.fuzz.publisher import PublisherMachine
 from rstck.fuzz.run import run_machine
-from rstck.target import load_target
+from rstck.core.target import load_target
 
 TARGET = "rstck.reference.targets:sync_publisher"
 GOAL_STEPS_PER_S = 3_000

@@ -12,7 +12,7 @@ reference client (`connect`). Elements are 8 bytes. Three figures:
   (it is not a dependency; without it this figure is skipped and said to be).
 
 Each of the first two is printed beside its ceiling, measured in the same run: a bare asyncio
-server in the same server process writes the same frames, pre-encoded with `rstck.wire.encode`,
+server in the same server process writes the same frames, pre-encoded with `rstck.protocols.network.wire.encode`,
 as fast as it can, and a bare asyncio reader decodes them with `FrameDecoder` and counts them,
 with no Reactive Streams machinery on either side; the packed ceiling puts as many elements in a
 frame as the reference server did, seen on a raw socket first. Every figure is the best of R timed runs
@@ -32,11 +32,11 @@ import subprocess
 import sys
 import time
 
-from rstck.reference.network.client import READ_SIZE, connect
-from rstck.reference.network.reserved import range_element
+from rstck.protocols.network.connection import READ_SIZE, connect
+from rstck.protocols.network.reserved import range_element
 from rstck.reference.network.server import serve, shut_down
 from rstck.reference.publishers import IterablePublisher
-from rstck.wire import (ClientHello, FrameDecoder, Goodbye, OnNext, OnNextPacked, Subscribe, Subscribed, encode)
+from rstck.protocols.network.wire import (ClientHello, FrameDecoder, Goodbye, OnNext, OnNextPacked, Subscribe, Subscribed, encode)
 
 try:  # measured only where someone installed it; never a dependency of rstck
     import rsocket

@@ -24,10 +24,10 @@ import os
 import sys
 import time
 
-from rstck.adapters.node import driver
+from rstck.protocols.node import driver
 from rstck.adapters.node.target import NodeSettler, NodeTarget
-from rstck.plan import plan
-from rstck.runner import run_check
+from rstck.execution.plan import plan
+from rstck.execution.runner import run_check
 
 REFERENCE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "rstck", "reference", "js",
                          "reactive_streams.js")

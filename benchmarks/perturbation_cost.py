@@ -39,9 +39,9 @@ def timed_check(spec: str, perturb: bool) -> tuple[float, int]:
 
 def timed_checks(spec: str, perturb: bool) -> float:
     """Seconds to run every planned check once in this process (no interpreter start-up, no fuzz phase)."""
-    from rstck.plan import plan
-    from rstck.runner import run_check
-    from rstck.target import load_target
+    from rstck.execution.plan import plan
+    from rstck.execution.runner import run_check
+    from rstck.core.target import load_target
 
     os.environ["RSTCK_PERTURB"] = "1" if perturb else "0"
     target = load_target(spec)

@@ -34,7 +34,8 @@ _RATE = re.compile(r"in ([\d.]+) s, ([\d,]+) steps/s")
 
 def publisher_figures(rows: int) -> bool:
     from rstck.api import MAX_DEMAND
-    from rstck.reference.spark import DataFramePublisher, spark_session
+    from rstck.protocols.spark import spark_session
+    from rstck.reference.spark import DataFramePublisher
     from rstck.reference.subscribers import BufferedSubscriber
 
     spark = spark_session("local[2]")

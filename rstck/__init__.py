@@ -16,11 +16,11 @@ def _leave_the_kits_assertions_alone() -> None:
 
 _leave_the_kits_assertions_alone()
 
-from .adapters.inprocess import InProcessTarget
-from .rules import rule
-from .target import DraftProfile, Profile, Target
-from .verdict import NotApplicable, RuleViolation, Unsupported, Verdict
-from .verification import (ProcessorVerification, PublisherVerification, SubscriberVerification,
+from rstck.adapters.inprocess import InProcessTarget
+from rstck.core.checks import rule
+from rstck.core.target import DraftProfile, Profile, Target
+from rstck.core.verdict import NotApplicable, RuleViolation, Unsupported, Verdict
+from rstck.plugin.verification import (ProcessorVerification, PublisherVerification, SubscriberVerification,
                            Verification)
 
 
@@ -28,7 +28,7 @@ from .verification import (ProcessorVerification, PublisherVerification, Subscri
 def connect(url: str, **options):
     """A connection to a server of the network protocol (`tcp://HOST:PORT`) whose `publisher(name)` is an
     ordinary Publisher; close it (or use it in a `with`) to say goodbye. See docs/wire-format.md."""
-    from .reference.network.client import connect_threaded  # asyncio and msgpack load only when used
+    from rstck.protocols.network.connection import connect_threaded  # asyncio and msgpack load only when used
 
     return connect_threaded(url, **options)
 

@@ -10,7 +10,7 @@ import xdist.plugin  # noqa: F401
 import rstck.cli  # noqa: F401
 import rstck.plugin  # noqa: F401
 import rstck.reference.targets  # noqa: F401
-from rstck.rules import all_checks
+from rstck.core.checks import all_checks
 
 all_checks()  # imports every rule module
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import re
 
-from rstck.rules import UNTESTED, all_checks
-from rstck.rules.catalog import load_catalog
-from rstck.verdict import LEVEL_VERDICTS
+from rstck.core.checks import UNTESTED, all_checks
+from rstck.core.catalog import load_catalog
+from rstck.core.verdict import LEVEL_VERDICTS
 
 # The 43 rules of the spec, in its order: 1.1-1.11, 2.1-2.13, 3.1-3.17, 4.1-4.2.
 SPEC_RULES = [f"{section}.{n}" for section, count in ((1, 11), (2, 13), (3, 17), (4, 2))

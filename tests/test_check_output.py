@@ -60,7 +60,7 @@ def test_a_raising_factory_prints_one_block_with_the_users_traceback(capsys):
     # the first table row; the one block: its message, the user's line and the exception
     assert out.count("this factory is broken on purpose") <= 4
     assert "cli_targets.py" in out and "_broken_factory" in out  # the user's own frame
-    assert "rstck/runner.py" not in out and "rstck/adapters" not in out  # none of the kit's
+    assert "rstck/execution/runner.py" not in out and "rstck/adapters" not in out  # none of the kit's
     assert re.search(r"same error in \d+ more checks", out)
 
 

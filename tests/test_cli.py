@@ -12,10 +12,10 @@ import pytest
 
 import rstck.reference.targets
 from rstck.cli import main
-from rstck.plan import plan
-from rstck.rules import UNTESTED, all_checks
-from rstck.rules.catalog import load_catalog
-from rstck.target import Target, load_target
+from rstck.execution.plan import plan
+from rstck.core.checks import UNTESTED, all_checks
+from rstck.core.catalog import load_catalog
+from rstck.core.target import Target, load_target
 
 from .zoo import cli_targets
 
@@ -187,7 +187,7 @@ def test_a_check_run_imports_no_hypothesis_and_no_fuzzer():
     script = ("import sys; from rstck.cli import main; "
               "main(['check', 'rstck.reference.targets:sync_publisher', '--no-fuzz', '--in-process']); "
               "print(sorted(m for m in sys.modules if m.split('.')[0] == 'hypothesis' or m.startswith('rstck.fuzz.')"
-              " and m not in ('rstck.fuzz.cli', 'rstck.fuzz.budgets')))")
+              " and m not in ('rstck.cli.fuzz', 'rstck.fuzz.budgets')))")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.splitlines()[-1] == "[]"

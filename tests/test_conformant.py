@@ -19,10 +19,10 @@ import pytest
 import rstck.reference.targets as reference_targets
 from rstck.fuzz.budgets import ROLES
 from rstck.fuzz.run import run_machine
-from rstck.plan import plan
-from rstck.runner import Result, run_check
-from rstck.target import Target
-from rstck.verdict import Verdict
+from rstck.execution.plan import plan
+from rstck.execution.runner import Result, run_check
+from rstck.core.target import Target
+from rstck.core.verdict import Verdict
 
 from .conformant.targets import (EXPECTED_WARNINGS, PROCESSOR_TARGETS, PUBLISHER_TARGETS, SUBSCRIBER_TARGETS,
                                  fresh)

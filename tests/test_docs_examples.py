@@ -6,9 +6,9 @@ import importlib.util
 import pathlib
 
 from rstck import InProcessTarget
-from rstck.plan import plan
-from rstck.runner import run_check
-from rstck.verdict import Verdict
+from rstck.execution.plan import plan
+from rstck.execution.runner import run_check
+from rstck.core.verdict import Verdict
 
 EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "docs" / "examples"
 

@@ -6,9 +6,9 @@ finding. Each failed on the kit before it charged every finding of a check."""
 from __future__ import annotations
 
 from rstck import InProcessTarget
-from rstck.plan import plan
+from rstck.execution.plan import plan
 from rstck.reports.items import item_verdicts
-from rstck.runner import run_check
+from rstck.execution.runner import run_check
 
 from .test_observed_false_verdicts import _Publisher, _Subscription
 

@@ -18,7 +18,7 @@ from rstck.fuzz.campaign import Shard, plan_shards, run_local, run_shard, run_sh
 from rstck.fuzz.run import run_machine
 from rstck.reference.publishers import FailedPublisher
 from rstck.reference.targets import sync_publisher
-from rstck.runner import ROW_FIELDS
+from rstck.execution.runner import ROW_FIELDS
 
 from .zoo import publishers as p
 from .zoo.publisher_mutants import publisher_target

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from rstck.fuzz.pytest_items import REPLAY_ENV
+from rstck.plugin.fuzz_items import REPLAY_ENV
 
 from .zoo import cli_targets  # noqa: F401  (imported once, so inner runs reuse it)
 

@@ -14,7 +14,7 @@ import pytest
 import rstck.reference.targets
 from rstck.fuzz.budgets import ROLES
 from rstck.fuzz.campaign import Shard, run_shard_on
-from rstck.target import Target
+from rstck.core.target import Target
 
 EXAMPLES = int(os.environ.get("RSTCK_FUZZ_REFERENCE_EXAMPLES", "150"))
 PER_RUN = 75

@@ -12,9 +12,9 @@ import logging
 import threading
 
 from rstck import InProcessTarget
-from rstck.plan import plan
-from rstck.runner import run_check
-from rstck.verdict import Verdict
+from rstck.execution.plan import plan
+from rstck.execution.runner import run_check
+from rstck.core.verdict import Verdict
 
 MAX_DEMAND = 2**63 - 1
 

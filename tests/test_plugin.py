@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from rstck.plan import plan
-from rstck.rules.catalog import load_catalog
-from rstck.target import load_target
+from rstck.execution.plan import plan
+from rstck.core.catalog import load_catalog
+from rstck.core.target import load_target
 
 from .zoo import cli_targets  # noqa: F401  (imported once, so inner runs reuse it)
 
@@ -181,8 +181,8 @@ def test_pytest_leaves_the_kits_own_modules_unrewritten(pytester):
     pytester.makeconftest("import pytest\npytest.register_assert_rewrite('rstck')\n")
     pytester.makepyfile(test_loader="""
         def test_loader():
-            import rstck.runner
-            assert type(rstck.runner.__loader__).__name__ == "SourceFileLoader"
+            import rstck.execution.runner
+            assert type(rstck.execution.runner.__loader__).__name__ == "SourceFileLoader"
     """)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:rstck", timeout=120)
     assert result.ret == 0, result.stdout.str()

@@ -13,11 +13,11 @@ import threading
 import pytest
 
 from rstck.api import MAX_DEMAND
-from rstck.plan import plan
+from rstck.execution.plan import plan
 from rstck.reference.processors import MapProcessor
 from rstck.reference.publishers import FailedPublisher
-from rstck.runner import run_check
-from rstck.verdict import Verdict
+from rstck.execution.runner import run_check
+from rstck.core.verdict import Verdict
 
 from .test_zoo import verdicts
 from .zoo.subscriber_mutants import processor_case

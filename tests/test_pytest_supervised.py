@@ -10,9 +10,9 @@ import re
 import subprocess
 import sys
 
-from rstck.plan import plan
-from rstck.supervise import CheckWorker, _planned_info
-from rstck.target import load_target
+from rstck.execution.plan import plan
+from rstck.execution.supervise import CheckWorker, _planned_info
+from rstck.core.target import load_target
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 REFERENCE = "rstck.reference.targets:sync_publisher"

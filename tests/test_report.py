@@ -16,8 +16,8 @@ from rstck.cli import main
 from rstck.reports.html import KEPT_CHARS, render, write_report
 from rstck.reports.items import gate_status, item_verdicts
 from rstck.reports.junit import write_junit
-from rstck.reports.rows import check_key, read_rows, upgrade
-from rstck.rules.catalog import load_catalog
+from rstck.execution.rows import check_key, read_rows, upgrade
+from rstck.core.catalog import load_catalog
 
 REFERENCE = "rstck.reference.targets"
 

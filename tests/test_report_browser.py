@@ -16,9 +16,9 @@ import textwrap
 import pytest
 
 from rstck.reports.html import write_report
-from rstck.reports.rows import upgrade
-from rstck.rules.catalog import load_catalog
-from rstck.signals import escape_controls
+from rstck.execution.rows import upgrade
+from rstck.core.catalog import load_catalog
+from rstck.core.signals import escape_controls
 
 CHROMIUM = pathlib.Path("/usr/bin/chromium")
 CHROMEDRIVER = pathlib.Path("/usr/bin/chromedriver")
@@ -73,7 +73,7 @@ def trace_of(implementation: str, item_id: str) -> str:
 
 
 def runner_message(finding: str, trace: str) -> str:
-    """A message as the runner writes it: the finding, then the numbered trace (rstck/runner.py)."""
+    """A message as the runner writes it: the finding, then the numbered trace (rstck/execution/runner.py)."""
     return f"{finding}\n  trace:\n{textwrap.indent(trace, '  ')}"
 
 

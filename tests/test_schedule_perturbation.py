@@ -1,4 +1,4 @@
-"""Schedule perturbation (rstck.perturb): races are caught by design, in every run, not by the machine's load."""
+"""Schedule perturbation (rstck.core.perturb): races are caught by design, in every run, not by the machine's load."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import time
 
 import pytest
 
-from rstck.plan import plan
-from rstck.runner import run_check
-from rstck.threads import ThreadWatch
-from rstck.verdict import Verdict
+from rstck.execution.plan import plan
+from rstck.execution.runner import run_check
+from rstck.core.threads import ThreadWatch
+from rstck.core.verdict import Verdict
 
 from .zoo import race_publishers
 
@@ -74,7 +74,7 @@ def test_each_fixed_publisher_passes_the_race_checks_in_every_run(case):
 
 
 def test_the_lingering_check_is_not_applicable_without_threads_the_kit_can_call_from():
-    from rstck.rules import all_checks
+    from rstck.core.checks import all_checks
 
     for name in [*DEDICATED.values(), "subscription_calls_are_serial_while_the_kit_lingers",
                  "downstream_request_from_a_second_thread_while_upstream_signals_is_added"]:

@@ -8,13 +8,13 @@ import threading
 import time
 
 from rstck import InProcessTarget
-from rstck.plan import plan
+from rstck.execution.plan import plan
 from rstck.reference.publishers import IterablePublisher
-from rstck.runner import run_check
-from rstck.executor import InstrumentedExecutor
-from rstck.settle import Settler, SettleTimeout
-from rstck.signals import Trace
-from rstck.verdict import Verdict
+from rstck.execution.runner import run_check
+from rstck.core.executor import InstrumentedExecutor
+from rstck.core.settle import Settler, SettleTimeout
+from rstck.core.signals import Trace
+from rstck.core.verdict import Verdict
 
 
 def settler_with(**resources) -> Settler:

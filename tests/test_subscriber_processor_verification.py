@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rstck.plan import plan
+from rstck.execution.plan import plan
 from rstck.reference.targets import buffered_subscriber, map_processor
 
 MODULE = """

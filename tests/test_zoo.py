@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from rstck.plan import plan
-from rstck.runner import run_check
-from rstck.verdict import Verdict
+from rstck.execution.plan import plan
+from rstck.execution.runner import run_check
+from rstck.core.verdict import Verdict
 
 from .zoo import blind_spots, race_publishers
 from .zoo.publisher_mutants import GUARDS, MUTANTS, Case

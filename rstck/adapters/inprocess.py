@@ -17,12 +17,12 @@ import threading
 import traceback
 from typing import Any, Callable
 
-from ..probes import ProbeObserver
-from ..session import RetryCallMode, Session
-from ..settle import RESPONSIVENESS_BOUND_S
-from ..signals import show
-from ..target import FACTORY_CAPABILITIES, PYTHON, Profile, Target
-from ..verdict import TargetError
+from rstck.core.probes import ProbeObserver
+from rstck.core.session import RetryCallMode, Session
+from rstck.core.settle import RESPONSIVENESS_BOUND_S
+from rstck.core.signals import show
+from rstck.core.target import FACTORY_CAPABILITIES, PYTHON, Profile, Target
+from rstck.core.verdict import TargetError
 
 # The methods an object must have to be what its factory promises.
 ROLE_METHODS = {
@@ -127,7 +127,7 @@ class InProcessTarget(Target):
         if (asyncio is None or not self._in_loop or threading.current_thread() is not session.check_thread
                 or asyncio._get_running_loop() is not None):
             return function(*args)  # a nested call (from inside a signal), another thread, or outside loops
-        from ..loops import call_in_loop
+        from rstck.core.loops import call_in_loop
 
         return call_in_loop(session.loop, function, args)
 

@@ -2,7 +2,7 @@
 DataFrames and whose subscribers write them.
 
 A `SparkTarget` is an in-process target whose factories are also handed the Spark session. The
-session is the process's own (`rstck.reference.spark.spark_session`): embedded `local[*]` unless
+session is the process's own (`rstck.protocols.spark.spark_session`): embedded `local[*]` unless
 `master=` or $RSTCK_SPARK_MASTER (`rstck check --spark-master URL`) names a cluster. It starts in
 `prepare()`, before the first check, so no check's deadline pays for starting a JVM; a session that
 cannot start is bad input for `rstck check` (one line: no Java, a master that does not answer, a
@@ -20,11 +20,11 @@ import shutil
 import tempfile
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..reference.spark import JOB_TIMEOUT_S, START_TIMEOUT_S, DataFramePublisher, SparkUnavailable, spark_session
-from ..session import Session
-from ..settle import DEFAULT_DEADLINE_S, RESPONSIVENESS_BOUND_S
-from ..target import PYTHON, Profile
-from .inprocess import InProcessTarget
+from rstck.protocols.spark import JOB_TIMEOUT_S, START_TIMEOUT_S, SparkUnavailable, spark_session
+from rstck.core.session import Session
+from rstck.core.settle import DEFAULT_DEADLINE_S, RESPONSIVENESS_BOUND_S
+from rstck.core.target import PYTHON, Profile
+from rstck.adapters.inprocess import InProcessTarget
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -98,6 +98,10 @@ class SparkTarget(InProcessTarget):
         def published(factory: Callable[..., DataFrame] | None) -> Callable[..., Any] | None:
             if factory is None:
                 return None
+            # The one entry point that offers a reference implementation (docs/architecture.md): a DataFrame
+            # is published by the reference DataFramePublisher.
+            from rstck.reference.spark import DataFramePublisher
+
             return lambda *args: DataFramePublisher(factory(self.spark, *args), executor=self.executor,
                                                     job_timeout_s=self.job_timeout_s)
 

@@ -11,7 +11,7 @@ import dataclasses
 import os
 import pathlib
 
-from ..verdict import BadInput
+from rstck.core.verdict import BadInput
 
 ROLES = ("publisher", "subscriber", "processor")
 

@@ -24,15 +24,15 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ..settle import DEFAULT_DEADLINE_S
-from ..target import Target, load_target
-from ..threads import flush_std_streams, is_kit_thread, left_behind
-from ..verdict import BadInput
-from .budgets import DEFAULT_SHRINK_TIME_S, PROFILES
-from .profiles import example_database
-from .recorder import FlightRecorder, read_recording
-from .report import merge, result_row
-from .run import Finding, run_machine
+from rstck.core.settle import DEFAULT_DEADLINE_S
+from rstck.core.target import Target, load_target
+from rstck.core.threads import flush_std_streams, is_kit_thread, left_behind
+from rstck.core.verdict import BadInput
+from rstck.fuzz.budgets import DEFAULT_SHRINK_TIME_S, PROFILES
+from rstck.fuzz.profiles import example_database
+from rstck.fuzz.recorder import FlightRecorder, read_recording
+from rstck.fuzz.report import merge, result_row
+from rstck.fuzz.run import Finding, run_machine
 
 @dataclasses.dataclass(frozen=True)
 class Shard:

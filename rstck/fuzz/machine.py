@@ -23,13 +23,13 @@ from typing import Any, Callable
 from hypothesis.control import current_build_context
 from hypothesis.stateful import RuleBasedStateMachine
 
-from ..rules.catalog import load_catalog
-from ..settle import SettleTimeout
-from ..signals import show
-from ..session import Session
-from ..target import Target
-from ..verdict import LEVEL_VERDICTS, BadInput, NotApplicable, RuleViolation, TargetError, Verdict
-from .recorder import FlightRecorder
+from rstck.core.catalog import load_catalog
+from rstck.core.settle import SettleTimeout
+from rstck.core.signals import show
+from rstck.core.session import Session
+from rstck.core.target import Target
+from rstck.core.verdict import LEVEL_VERDICTS, BadInput, NotApplicable, RuleViolation, TargetError, Verdict
+from rstck.fuzz.recorder import FlightRecorder
 
 
 class FuzzViolation(RuleViolation):

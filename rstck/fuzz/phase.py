@@ -8,11 +8,11 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from ..runner import Result
-from ..target import Target
-from .budgets import ROLES
-from .campaign import Shard, replay_command, run_shard_on
-from .report import merge, result_row
+from rstck.execution.runner import Result
+from rstck.core.target import Target
+from rstck.fuzz.budgets import ROLES
+from rstck.fuzz.campaign import Shard, replay_command, run_shard_on
+from rstck.fuzz.report import merge, result_row
 
 # The bounds that keep a conformant target's run to a few seconds (the default number of examples is the
 # command's: rstck.cli.DEFAULT_FUZZ_EXAMPLES).

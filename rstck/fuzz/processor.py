@@ -23,11 +23,11 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, rule
 
-from ..signals import show
-from .machine import RunContext, step
-from .publisher import PublisherMachine, Watch, subscriber_index
-from .strategies import NONE_ARGUMENTS, demands, options, weighted
-from .upstream import Upstream
+from rstck.core.signals import show
+from rstck.fuzz.machine import RunContext, step
+from rstck.fuzz.publisher import PublisherMachine, Watch, subscriber_index
+from rstck.fuzz.strategies import NONE_ARGUMENTS, demands, options, weighted
+from rstck.fuzz.upstream import Upstream
 # The most elements the upstream serves in one step.
 MAX_SERVED = 16
 # Elements most of the time: a terminal signal ends the upstream for the rest of the example.

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 
-from .budgets import PROFILES
+from rstck.fuzz.budgets import PROFILES
 
 # A run is up to three Hypothesis runs: generating stops at the first failing example; shrinking
 # resumes from it (saved in the run's database) under its own bounds; if a bound cut shrinking

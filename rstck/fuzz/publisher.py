@@ -31,11 +31,11 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import rule
 
-from .. import perturb
-from ..probes import ProbeSubscriber
-from ..signals import show
-from .machine import FuzzMachine, RunContext, step
-from .strategies import (Reaction, demands, on_next_reactions, on_subscribe_reactions, options, stream_lengths,
+from rstck.core import perturb
+from rstck.core.probes import ProbeSubscriber
+from rstck.core.signals import show
+from rstck.fuzz.machine import FuzzMachine, RunContext, step
+from rstck.fuzz.strategies import (Reaction, demands, on_next_reactions, on_subscribe_reactions, options, stream_lengths,
                          weighted)
 
 MAX_SUBSCRIBERS = 4
@@ -47,7 +47,7 @@ CANCEL_SLACK = 8
 RECURSION_EVIDENCE = 8
 # Like the 1.3 check: a signal arriving on a foreign thread dwells, so an overlap can show.
 DWELL_S = 0.0005
-# Where a probe may linger (rstck.perturb).
+# Where a probe may linger (rstck.core.perturb).
 LINGER_POINTS = ("on_next", "on_subscribe", "on_complete")
 # A reaction "at each on_next" stops after this many, so an example stays short.
 MAX_REACTIONS = 64
@@ -85,7 +85,7 @@ class PublisherMachine(FuzzMachine):
         self.capabilities = context.target.capabilities
         self.machine_thread = self.session.check_thread.name
         self.calls_since_settle = 0  # the kit's calls since the target last settled (0: nothing under way)
-        self.linger_next_on_subscribe = False  # the next probe lingers inside on_subscribe (rstck.perturb)
+        self.linger_next_on_subscribe = False  # the next probe lingers inside on_subscribe (rstck.core.perturb)
         self.second_threads: list = []  # the kit's second-thread calls still under way, with the rule a hang breaks
 
     # -- rules --------------------------------------------------------------------------------
@@ -161,7 +161,7 @@ class PublisherMachine(FuzzMachine):
         self.calls_since_settle = 0
         self.check_settled()
 
-    # -- schedule perturbation (rstck.perturb): drawn as steps, so a shrunk example replays its schedule --------
+    # -- schedule perturbation (rstck.core.perturb): drawn as steps, so a shrunk example replays its schedule --------
 
     @rule(which=subscriber_index, where=options(list(LINGER_POINTS)))
     @step

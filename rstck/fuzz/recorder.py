@@ -12,7 +12,7 @@ import os
 import pathlib
 import re
 
-from ..signals import Trace
+from rstck.core.signals import Trace
 
 
 class FlightRecorder:

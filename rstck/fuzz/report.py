@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import textwrap
 
-from ..rules.catalog import load_catalog
-from ..runner import Result
-from ..verdict import LEVEL_VERDICTS, Verdict
-from .run import Finding
+from rstck.core.catalog import load_catalog
+from rstck.execution.runner import Result
+from rstck.core.verdict import LEVEL_VERDICTS, Verdict
+from rstck.fuzz.run import Finding
 
 SPEC = "reactive-streams"
 

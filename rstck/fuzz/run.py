@@ -22,25 +22,25 @@ from hypothesis.database import ExampleDatabase, InMemoryExampleDatabase
 from hypothesis.errors import DidNotReproduce
 from hypothesis.stateful import run_state_machine_as_test
 
-from ..session import RetryCallMode
-from ..settle import hang_grace
-from ..capture import reports_into
-from ..target import Target
-from ..threads import mark_kit_thread
-from ..verdict import BadInput
-from .budgets import DEFAULT_SHRINK_TIME_S
-from .constants import without_local_constants
-from .machine import AbortRun, BudgetSpent, FuzzMachine, FuzzViolation, RunContext
-from .profiles import GENERATING, ONE_RUN, REPLAYING, SHRINKING, run_settings
-from .processor import ProcessorMachine
-from .publisher import PublisherMachine
-from .recorder import FlightRecorder
-from .subscriber import SubscriberMachine
+from rstck.core.session import RetryCallMode
+from rstck.core.settle import hang_grace
+from rstck.core.capture import reports_into
+from rstck.core.target import Target
+from rstck.core.threads import mark_kit_thread
+from rstck.core.verdict import BadInput
+from rstck.fuzz.budgets import DEFAULT_SHRINK_TIME_S
+from rstck.fuzz.constants import without_local_constants
+from rstck.fuzz.machine import AbortRun, BudgetSpent, FuzzMachine, FuzzViolation, RunContext
+from rstck.fuzz.profiles import GENERATING, ONE_RUN, REPLAYING, SHRINKING, run_settings
+from rstck.fuzz.processor import ProcessorMachine
+from rstck.fuzz.publisher import PublisherMachine
+from rstck.fuzz.recorder import FlightRecorder
+from rstck.fuzz.subscriber import SubscriberMachine
 
 WATCH_TICK_S = 0.2
 # A finding whose replay did not fail again: what was tried, so that "flaky" means the machine decided it.
 FLAKY_NOTE = ("flaky: the failure did not recur on every replay, though each replay made the same steps, "
-              "schedule perturbation included (lingering, second-thread calls, yields: rstck.perturb); "
+              "schedule perturbation included (lingering, second-thread calls, yields: rstck.core.perturb); "
               "its timing depends on the machine")
 _BLOB = re.compile(r"@reproduce_failure\('[^']*', b'([^']*)'\)")
 

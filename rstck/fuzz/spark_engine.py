@@ -29,7 +29,7 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from .campaign import Shard, ShardOutcome, _outcome_data, _outcome_from
+from rstck.fuzz.campaign import Shard, ShardOutcome, _outcome_data, _outcome_from
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -42,12 +42,12 @@ PROGRESS_EVERY_S = 10.0
 
 def run_campaign(shards: list[Shard], *, master: str | None, time_s: float | None) -> tuple[list[ShardOutcome], float]:
     """Run every shard as a Spark task; the outcomes in shard order and the campaign's wall time."""
-    from ..reference.spark import _new_group, run_bounded, spark_session
+    from rstck.protocols.spark import new_group, run_bounded, spark_session
 
     spark = spark_session(master)
     context = spark.sparkContext
     tasks = [json.dumps({"shard": dataclasses.asdict(s), "cwd": os.getcwd()}) for s in shards]
-    group = _new_group("fuzz")
+    group = new_group("fuzz")
     timeout_s = time_s + max(s.shrink_time_s for s in shards) + CAMPAIGN_MARGIN_S if time_s else CAMPAIGN_TIMEOUT_S
     progress = _Progress(context, group, len(shards))
     started = time.monotonic()
@@ -72,7 +72,7 @@ def run_campaign(shards: list[Shard], *, master: str | None, time_s: float | Non
 
 def run_tasks(lines: Iterator[str]) -> Iterator[str]:
     """A Spark task: run each shard described and yield its outcome (JSON)."""
-    from .budgets import keep_hypothesis_files_in_rstck_directory
+    from rstck.fuzz.budgets import keep_hypothesis_files_in_rstck_directory
 
     keep_hypothesis_files_in_rstck_directory()
     for line in lines:
@@ -85,7 +85,7 @@ def run_tasks(lines: Iterator[str]) -> Iterator[str]:
 
 
 def _run_forked(shard: Shard) -> ShardOutcome:
-    from .campaign import _run_isolated
+    from rstck.fuzz.campaign import _run_isolated
 
     context = multiprocessing.get_context("fork")
     receiving, sending = context.Pipe(duplex=False)
@@ -105,8 +105,8 @@ def _run_forked(shard: Shard) -> ShardOutcome:
 
 
 def _forked(connection: Any, shard: Shard) -> None:
-    from ..threads import flush_std_streams
-    from .campaign import _with_threads_left_behind, run_shard_outcome
+    from rstck.core.threads import flush_std_streams
+    from rstck.fuzz.campaign import _with_threads_left_behind, run_shard_outcome
 
     code = 0
     try:
@@ -173,9 +173,9 @@ class _Progress:
 def save_and_summarise(outcomes: list[ShardOutcome], rows: list[dict[str, Any]], *, target_name: str,
                        results: str | None, jsonl: bool, elapsed: float, master: str | None) -> None:
     """Write the rows (Parquet; JSON Lines too when asked) and print the Spark SQL summary."""
-    from ..reference.spark import spark_session
-    from ..reports.spark import write_parquet
-    from .cli import _write_rows
+    from rstck.protocols.spark import spark_session
+    from rstck.reports.spark import write_parquet
+    from rstck.cli.fuzz import _write_rows
 
     spark = spark_session(master)
     if results:
@@ -184,10 +184,10 @@ def save_and_summarise(outcomes: list[ShardOutcome], rows: list[dict[str, Any]],
         try:
             write_parquet(spark, rows, path)
         except Exception as exc:
-            from ..reference.spark import _one_line
-            from ..verdict import BadInput
+            from rstck.protocols.spark import one_line
+            from rstck.core.verdict import BadInput
 
-            raise BadInput(f"--results {results}: cannot write Parquet ({_one_line(exc)})") from exc
+            raise BadInput(f"--results {results}: cannot write Parquet ({one_line(exc)})") from exc
         written = [path]
         if jsonl:
             import pathlib

@@ -6,8 +6,8 @@ import dataclasses
 
 from hypothesis import strategies as st
 
-from ..api import MAX_DEMAND
-from ..signals import show
+from rstck.api import MAX_DEMAND
+from rstck.core.signals import show
 
 
 def weighted(weights: dict) -> st.SearchStrategy:

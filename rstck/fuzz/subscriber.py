@@ -11,9 +11,9 @@ from __future__ import annotations
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, rule
 
-from .machine import FuzzMachine, RunContext, step
-from .strategies import NONE_ARGUMENTS, options
-from .upstream import Upstream
+from rstck.fuzz.machine import FuzzMachine, RunContext, step
+from rstck.fuzz.strategies import NONE_ARGUMENTS, options
+from rstck.fuzz.upstream import Upstream
 
 MAX_SUBSCRIBERS = 2
 subscriber_index = st.integers(0, MAX_SUBSCRIBERS - 1)

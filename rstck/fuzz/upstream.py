@@ -3,7 +3,7 @@
 Everything it sends is legal for a publisher, including what the spec says a subscriber must
 be prepared for: on_complete and on_error with or without demand (2.9, 2.10), on_next after
 the subscriber cancelled while demand is pending (2.8), a second on_subscribe (2.5) and None
-arguments (2.13). The kit's recording subscription (rstck.probes.ProbeSubscription) charges
+arguments (2.13). The kit's recording subscription (rstck.core.probes.ProbeSubscription) charges
 2.3, 2.4, 2.7 and 3.1 as calls arrive; a raise from a signal method is charged to the rule
 that says the subscriber must take that signal. Once settled, `check_settled` adds 2.1,
 2.5 and, for a subscriber that reports to an observer, 2.11.
@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..probes import ProbeObserver, ProbePublisher, ProbeSubscription
-from ..signals import show
+from rstck.core.probes import ProbeObserver, ProbePublisher, ProbeSubscription
+from rstck.core.signals import show
 
 # Like the 2.7 check: a call arriving on a foreign thread dwells, so an overlap can show.
 DWELL_S = 0.0005

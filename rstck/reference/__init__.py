@@ -6,9 +6,9 @@ failing), subscribers with subscriber-controlled demand, and a mapping processor
 
 from __future__ import annotations
 
-from .processors import MapProcessor
-from .publishers import AsyncioPublisher, ExecutorPublisher, FailedPublisher, IterablePublisher
-from .subscribers import BufferedSubscriber, SyncSubscriber
+from rstck.reference.processors import MapProcessor
+from rstck.reference.publishers import AsyncioPublisher, ExecutorPublisher, FailedPublisher, IterablePublisher
+from rstck.reference.subscribers import BufferedSubscriber, SyncSubscriber
 
 __all__ = [
     "AsyncioPublisher",

@@ -18,9 +18,9 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from ..api import MAX_DEMAND, Subscriber, Subscription
-from .publishers import FailedPublisher, illegal_request
-from .subscribers import _require, _Serial
+from rstck.api import MAX_DEMAND, Subscriber, Subscription
+from rstck.reference.publishers import FailedPublisher, illegal_request
+from rstck.reference.subscribers import _require, _Serial
 
 __all__ = ["MapProcessor"]
 

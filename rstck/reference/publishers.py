@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from ..api import MAX_DEMAND, Subscriber
+from rstck.api import MAX_DEMAND, Subscriber
 
 __all__ = ["AsyncioPublisher", "ExecutorPublisher", "FailedPublisher", "IterablePublisher"]
 

@@ -6,8 +6,8 @@ Importing this module imports no pyspark; the session starts when a check run pr
 
 from __future__ import annotations
 
-from ..adapters.spark import SparkTarget
-from .spark import DataFrameSink, warm_up_parquet
+from rstck.adapters.spark import SparkTarget
+from rstck.reference.spark import DataFrameSink, warm_up_parquet
 
 # The rows of spark.range(n), pulled as demand arrives; a failed publisher whose job raises.
 spark_publisher = SparkTarget(name="reference Spark DataFrame publisher")

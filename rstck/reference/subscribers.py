@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from ..api import Subscription
+from rstck.api import Subscription
 
 __all__ = ["BufferedSubscriber", "SyncSubscriber"]
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from ..adapters.inprocess import InProcessTarget
-from ..target import FINAL_SPEC_NAMES
-from .processors import MapProcessor
-from .publishers import AsyncioPublisher, ExecutorPublisher, FailedPublisher, IterablePublisher
-from .subscribers import BufferedSubscriber, SyncSubscriber
+from rstck.adapters.inprocess import InProcessTarget
+from rstck.core.target import FINAL_SPEC_NAMES
+from rstck.reference.processors import MapProcessor
+from rstck.reference.publishers import AsyncioPublisher, ExecutorPublisher, FailedPublisher, IterablePublisher
+from rstck.reference.subscribers import BufferedSubscriber, SyncSubscriber
 
 
 def _failure() -> BaseException:

@@ -21,8 +21,8 @@ import re
 import tomllib
 from typing import Any
 
-from ..rules.catalog import load_catalog
-from ..verdict import BadInput, Verdict
+from rstck.core.catalog import load_catalog
+from rstck.core.verdict import BadInput, Verdict
 
 _FIELDS = {"rule", "target", "reason", "expires"}
 _ALLOWABLE = {Verdict.FAIL.value, Verdict.WARN.value}

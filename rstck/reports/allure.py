@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from ..rules.catalog import Item
-from ..verdict import LEVEL_VERDICTS, Verdict
+from rstck.core.catalog import Item
+from rstck.core.verdict import LEVEL_VERDICTS, Verdict
 
 # Registered by the kit too, so --strict-markers accepts them with or without allure-pytest.
 ALLURE_MARKERS = {

@@ -19,14 +19,14 @@ import shlex
 from importlib import resources
 from typing import Any
 
-from ..adapters.network import CLIENT_PREFIX
-from ..adapters.node import NODE_PREFIX, NODE_STREAM_PREFIX
-from ..rules.catalog import load_catalog
-from ..signals import escape_controls
-from ..verdict import LEVEL_GROUPS, BadInput
-from .items import ItemVerdict, gate_status, item_verdicts
-from .pictures import PATTERNS, Point, RunHistory, points_by_day, section_bars, trend_chart, verdict_bars
-from .rows import recorded_now
+from rstck.adapters.network import CLIENT_PREFIX
+from rstck.adapters.node import NODE_PREFIX, NODE_STREAM_PREFIX
+from rstck.core.catalog import load_catalog
+from rstck.core.signals import escape_controls
+from rstck.core.verdict import LEVEL_GROUPS, BadInput
+from rstck.reports.items import ItemVerdict, gate_status, item_verdicts
+from rstck.reports.pictures import PATTERNS, Point, RunHistory, points_by_day, section_bars, trend_chart, verdict_bars
+from rstck.execution.rows import recorded_now
 
 SHOWN_CHARS = 2_000  # of a message or trace, before "show all"
 KEPT_CHARS = 100_000  # of a message or trace in the page at all: a report stays bounded whatever a target says

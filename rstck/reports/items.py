@@ -6,9 +6,9 @@ import dataclasses
 import re
 from typing import Any
 
-from ..plan import untested_items
-from ..rules.catalog import load_catalog
-from ..verdict import Verdict
+from rstck.execution.plan import untested_items
+from rstck.core.catalog import load_catalog
+from rstck.core.verdict import Verdict
 
 # Which verdict speaks for an item with several checks; a verdict this version does not know weighs as
 # much as an error (it needs a look).

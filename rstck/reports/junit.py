@@ -13,9 +13,9 @@ import re
 import xml.etree.ElementTree as ET
 from typing import Any
 
-from ..signals import escape_controls
-from ..verdict import BadInput
-from .html import KEPT_CHARS
+from rstck.core.signals import escape_controls
+from rstck.core.verdict import BadInput
+from rstck.reports.html import KEPT_CHARS
 
 _SKIPPED = {"n/a", "unsupported", "untested"}
 # Characters XML 1.0 cannot carry even escaped (escape_controls has already made C0 controls visible).

@@ -176,8 +176,8 @@ class RunHistory:
 def run_history(paths: list[str]) -> RunHistory:
     """`rstck report --history RUN...`: each path (a results directory or file) is one run, oldest first; a
     run's rows are merged as the report merges them, and its point is labelled by its newest row's time."""
-    from .rows import read_rows
-    from .spark import DECISIVE
+    from rstck.execution.rows import read_rows
+    from rstck.reports.spark import DECISIVE
 
     runs = []
     for path in paths:

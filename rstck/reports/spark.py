@@ -15,8 +15,8 @@ import json
 import pathlib
 from typing import TYPE_CHECKING, Any
 
-from ..verdict import BadInput
-from .rows import _DEFAULTS, Loaded, upgrade
+from rstck.core.verdict import BadInput
+from rstck.execution.rows import _DEFAULTS, Loaded, upgrade
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -227,7 +227,7 @@ def _item_order(item: str) -> list[tuple[int, int | str]]:
 
 def aggregate(paths: list[str], *, master: str | None = None) -> tuple[Loaded, PassRates]:
     """`rstck report --engine spark`: the merged rows (as `rows.read_rows` gives them) and the pass rates."""
-    from ..reference.spark import spark_session
+    from rstck.protocols.spark import spark_session
 
     spark = spark_session(master)
     frame, notes, sources = read_frame(spark, paths)

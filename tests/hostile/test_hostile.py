@@ -18,7 +18,7 @@ import time
 
 import pytest
 
-from rstck.plan import plan
+from rstck.execution.plan import plan
 
 from .targets import CASES
 

@@ -12,7 +12,7 @@ import threading
 from typing import Any
 
 from rstck.reference.network.server import ReferenceServer, _Fault, serve, shut_down
-from rstck.wire import Goodbye, OnComplete, OnNextLastPart, OnNextPart, Request, ServerHello, Subscribed, encode_raw
+from rstck.protocols.network.wire import Goodbye, OnComplete, OnNextLastPart, OnNextPart, Request, ServerHello, Subscribed, encode_raw
 
 
 @dataclasses.dataclass(frozen=True)
@@ -81,7 +81,7 @@ class UnboundedFrames(ReferenceServer):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        from rstck.wire import FrameDecoder
+        from rstck.protocols.network.wire import FrameDecoder
 
         self._decoder = FrameDecoder(2**33)
 
@@ -295,7 +295,7 @@ class AcceptsInvalidUtf8(ReferenceServer):
         super().__init__(*args, **kwargs)
         import msgpack
 
-        from rstck.wire import MAX_ARRAY_VALUES, _map_of
+        from rstck.protocols.network.wire import MAX_ARRAY_VALUES, _map_of
 
         limit = self._decoder.max_frame_bytes
         self._decoder._unpacker = msgpack.Unpacker(

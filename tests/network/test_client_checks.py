@@ -16,10 +16,10 @@ import time
 import pytest
 
 from rstck.adapters.network.client_target import NetworkClientTarget
-from rstck.plan import plan
+from rstck.execution.plan import plan
 from rstck.reports.items import item_verdicts
-from rstck.runner import run_check
-from rstck.verdict import BadInput
+from rstck.execution.runner import run_check
+from rstck.core.verdict import BadInput
 
 from ..stability import stability_runs
 

@@ -1,5 +1,5 @@
 """The kit knows, rather than guesses, that a server on this host has read a piece of a frame
-(rstck/adapters/network/delivery.py): net.framing.4's pieces then reach the server one read at a time, however
+(rstck/protocols/network/delivery.py): net.framing.4's pieces then reach the server one read at a time, however
 busy the machine."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import socket
 import time
 
-from rstck.adapters.network.delivery import wait_until_read
+from rstck.protocols.network.delivery import wait_until_read
 
 
 def _pair() -> tuple[socket.socket, socket.socket]:

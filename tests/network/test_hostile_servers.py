@@ -11,10 +11,10 @@ import tracemalloc
 
 import pytest
 
-from rstck.plan import plan
-from rstck.runner import run_check
-from rstck.target import load_target
-from rstck.wire import OnNext, Request, ServerHello, Subscribed, encode
+from rstck.execution.plan import plan
+from rstck.execution.runner import run_check
+from rstck.core.target import load_target
+from rstck.protocols.network.wire import OnNext, Request, ServerHello, Subscribed, encode
 
 pytestmark = pytest.mark.network
 

@@ -28,9 +28,9 @@ import time
 
 import pytest
 
-from rstck.reference.network.reserved import range_element
+from rstck.protocols.network.reserved import range_element
 from rstck.reference.network.server import serve, shut_down
-from rstck.wire import (ClientHello, FrameDecoder, Goodbye, OnComplete, OnNext, OnNextPacked, Request, ServerHello,
+from rstck.protocols.network.wire import (ClientHello, FrameDecoder, Goodbye, OnComplete, OnNext, OnNextPacked, Request, ServerHello,
                         Subscribe, Subscribed, encode)
 
 pytestmark = pytest.mark.skipif(not os.path.exists("/proc/self/clear_refs"),

@@ -10,11 +10,11 @@ import logging
 
 import pytest
 
-from rstck.reference.network.client import RemoteError, connect, parse_url
-from rstck.reference.network.reserved import blob_element, range_element
+from rstck.protocols.network.connection import RemoteError, connect, parse_url
+from rstck.protocols.network.reserved import blob_element, range_element
 from rstck.reference.network.server import serve, shut_down
 from rstck.reference.publishers import ExecutorPublisher, IterablePublisher
-from rstck.wire import (Cancel, ClientHello, FrameDecoder, Goodbye, OnComplete, OnError, OnNext, OnNextLastPart,
+from rstck.protocols.network.wire import (Cancel, ClientHello, FrameDecoder, Goodbye, OnComplete, OnError, OnNext, OnNextLastPart,
                         OnNextPacked, OnNextPart, Request, ServerHello, Subscribe, Subscribed, encode)
 
 DEADLINE_S = 5.0

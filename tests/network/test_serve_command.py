@@ -12,7 +12,7 @@ import threading
 import pytest
 
 import rstck
-from rstck.reference.network.reserved import range_element
+from rstck.protocols.network.reserved import range_element
 
 DEADLINE_S = 10.0
 

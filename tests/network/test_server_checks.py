@@ -10,11 +10,11 @@ import sys
 import pytest
 
 from rstck.adapters.network.server_target import NOT_OBSERVABLE
-from rstck.plan import plan
+from rstck.execution.plan import plan
 from rstck.reports.items import item_verdicts
-from rstck.runner import run_check
-from rstck.target import load_target
-from rstck.verdict import BadInput
+from rstck.execution.runner import run_check
+from rstck.core.target import load_target
+from rstck.core.verdict import BadInput
 
 from .mutant_servers import (GUARDS, MUTANTS, ClosesWithoutGoodbye, DiesOnAReset, KeepsTheConnectionAfterGoodbye,
                              PacksWithoutElementSize, RunningServer, ServerCase, StreamsOnAfterGoodbye)

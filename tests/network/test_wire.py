@@ -9,8 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rstck import wire
-from rstck.wire import (
+from rstck.protocols.network import wire
+from rstck.protocols.network.wire import (
     INT64_MAX,
     Cancel,
     ClientHello,

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from rstck.plan import plan
+from rstck.execution.plan import plan
 from rstck.reports.items import item_verdicts
-from rstck.runner import run_check
-from rstck.target import load_target
+from rstck.execution.runner import run_check
+from rstck.core.target import load_target
 
 from .zoo_mutants import LineMutant
 

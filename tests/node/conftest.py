@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from rstck.adapters.node import driver
+from rstck.protocols.node import driver
 
 NODE_MISSING = ("node is not on PATH: the Node adapter's tests need Node.js 16.14 or later (set RSTCK_NODE to use "
                 "another)")

@@ -9,8 +9,8 @@ import os
 from typing import Any, Iterator
 
 from rstck.adapters.node.target import NodeTarget
-from rstck.plan import plan
-from rstck.runner import Result, run_check
+from rstck.execution.plan import plan
+from rstck.execution.runner import Result, run_check
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))

@@ -8,9 +8,9 @@ import time
 
 import pytest
 
-from rstck.adapters.node.driver import JavaScriptError, JavaScriptThrow, NodeProcess, driver_env, node_executable
-from rstck.plan import plan
-from rstck.settle import SettleTimeout
+from rstck.protocols.node.driver import JavaScriptError, JavaScriptThrow, NodeProcess, driver_env, node_executable
+from rstck.execution.plan import plan
+from rstck.core.settle import SettleTimeout
 
 from .helpers import REFERENCE, here, node_target, run
 

@@ -80,8 +80,8 @@ def test_one_stand_in_offers_every_role_its_object_plays():
 # request made from inside them as no demand at all (1.1).
 
 def _run_body(body, rule: str):
-    from rstck.rules import Check
-    from rstck.runner import run_check
+    from rstck.core.checks import Check
+    from rstck.execution.runner import run_check
 
     with node_target(here("conformant", "class_immediate.js")) as target:
         return run_check(Check(rule, body.__name__, body, frozenset({"publisher"}), "subscription"), target,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from rstck.adapters.node import driver
+from rstck.protocols.node import driver
 
 from .helpers import REFERENCE, assert_pytest_passes, here
 

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from rstck.adapters.node.driver import DRIVER
+from rstck.protocols.node.driver import DRIVER
 
 from .conftest import still_running
 from .helpers import REFERENCE, ROOT, here, node_target, run

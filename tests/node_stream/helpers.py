@@ -6,7 +6,7 @@ import contextlib
 import os
 from typing import Any, Iterator
 
-from rstck.target import load_target
+from rstck.core.target import load_target
 
 from ..node.helpers import run  # noqa: F401  (one way to run a target, for both; the tests import it from here)
 

@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from rstck.target import load_target
-from rstck.verdict import BadInput
+from rstck.core.target import load_target
+from rstck.core.verdict import BadInput
 
 from .helpers import ROOT, here, node_stream_target, run
 

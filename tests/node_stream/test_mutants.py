@@ -14,7 +14,7 @@ import os
 
 import pytest
 
-from rstck.rules import all_checks
+from rstck.core.checks import all_checks
 
 from ..node.helpers import Mutant, assert_caught_on_exactly, mutant
 from .helpers import here, node_stream_target, run

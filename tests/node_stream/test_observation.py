@@ -8,7 +8,7 @@ import contextlib
 
 import pytest
 
-from rstck.verdict import RuleViolation
+from rstck.core.verdict import RuleViolation
 
 from .helpers import here, node_stream_target
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from rstck.plan import plan
-from rstck.rules import all_checks
+from rstck.execution.plan import plan
+from rstck.core.checks import all_checks
 
 from .helpers import REFERENCE, here, node_stream_target, run
 
@@ -41,8 +41,8 @@ def test_a_module_with_one_factory_runs_only_its_checks():
 
 
 def test_each_kind_of_target_is_told_only_what_its_kind_lacks():
-    from rstck.plan import unserved
-    from rstck.target import load_target
+    from rstck.execution.plan import unserved
+    from rstck.core.target import load_target
 
     with node_stream_target(here("bad", "factory_throws.js")) as target:
         assert set(unserved(target)) == {"stream", "filter", "duplex", "jsgi"}  # never "publisher"

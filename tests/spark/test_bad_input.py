@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from rstck.reference.spark import SparkUnavailable, _start_within
+from rstck.protocols.spark import SparkUnavailable, _start_within
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
 

@@ -11,7 +11,7 @@ import signal
 import pytest
 
 from rstck import InProcessTarget
-from rstck.reports.rows import read_rows
+from rstck.execution.rows import read_rows
 
 from ..zoo import publishers as p
 from ..zoo.publisher_mutants import publisher_target

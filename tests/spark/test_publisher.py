@@ -9,7 +9,8 @@ import time
 
 import pytest
 
-from rstck.reference.spark import DataFramePublisher, SparkJobFailed, _PartitionReader
+from rstck.protocols.spark import SparkJobFailed
+from rstck.reference.spark import DataFramePublisher, _PartitionReader
 
 from .helpers import Recorder, idle, jobs_of, partitions_fetched, unbounded, wait_until
 

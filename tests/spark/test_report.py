@@ -9,7 +9,7 @@ from xml.etree import ElementTree
 
 import pytest
 
-from rstck.reports.rows import read_rows
+from rstck.execution.rows import read_rows
 from rstck.reports.spark import write_parquet
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]

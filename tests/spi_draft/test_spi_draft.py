@@ -6,16 +6,16 @@ from __future__ import annotations
 
 import pytest
 
-import rstck.plan
+import rstck.execution.plan
 from rstck.cli import main
-from rstck.plan import plan
+from rstck.execution.plan import plan
 from rstck.reference import targets as final
 from rstck.reference.spi_draft import DraftProcessor, DraftPublisher, DraftSubscriber
-from rstck.rules import UNTESTED, all_checks
-from rstck.rules.catalog import Catalog, load_catalog
-from rstck.runner import run_check
+from rstck.core.checks import UNTESTED, all_checks
+from rstck.core.catalog import Catalog, load_catalog
+from rstck.execution.runner import run_check
 from rstck import InProcessTarget
-from rstck.verdict import LEVEL_VERDICTS, Verdict
+from rstck.core.verdict import LEVEL_VERDICTS, Verdict
 
 from ..zoo.publisher_mutants import Case
 from .mutants import CASES
@@ -96,8 +96,8 @@ def test_the_default_profile_plans_exactly_what_it_planned_before_the_draft(monk
     catalog = load_catalog()
     without_draft = Catalog([i for i in catalog.items if i.spec != SPI])
     checks = [c for c in all_checks() if not c.func.__module__.startswith("rstck.rules.spi_draft")]
-    monkeypatch.setattr(rstck.plan, "all_checks", lambda: checks)
-    monkeypatch.setattr(rstck.plan, "load_catalog", lambda: without_draft)
+    monkeypatch.setattr(rstck.execution.plan, "all_checks", lambda: checks)
+    monkeypatch.setattr(rstck.execution.plan, "load_catalog", lambda: without_draft)
     assert [planned.id for planned in plan(target)] == now
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # importing this package stays light: reports read CLIENT_PREFIX
-    from ...target import Target
+    from rstck.core.target import Target
 
 CLIENT_PREFIX = "client-cmd:"  # how `--client CMD` names its target to a worker process
 
@@ -18,13 +18,13 @@ CLIENT_PREFIX = "client-cmd:"  # how `--client CMD` names its target to a worker
 def network_target(spec: str) -> Target | None:
     """The network target `spec` names (tcp://HOST:PORT, or client-cmd:CMD), or None if it names none."""
     if spec.startswith("tcp://"):
-        from .server_target import NetworkServerTarget
+        from rstck.adapters.network.server_target import NetworkServerTarget
 
         target = NetworkServerTarget(spec)
         target.reachable()
         return target
     if spec.startswith(CLIENT_PREFIX):
-        from .client_target import NetworkClientTarget
+        from rstck.adapters.network.client_target import NetworkClientTarget
 
         return NetworkClientTarget(spec[len(CLIENT_PREFIX):])
     return None

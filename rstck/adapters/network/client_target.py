@@ -24,15 +24,15 @@ import threading
 import time
 from typing import Any, NamedTuple
 
-from ...settle import Settler
-from ...signals import Trace
-from ...target import Target
-from ...threads import mark_kit_thread
-from ...verdict import BadInput, RuleViolation, TargetError
-from ...wire import PROTOCOL_VERSION, ServerHello
-from . import CLIENT_PREFIX
-from .peer import PeerClosed, Silent
-from .serving_peer import ServingPeer
+from rstck.core.settle import Settler
+from rstck.core.signals import Trace
+from rstck.core.target import Target
+from rstck.core.threads import mark_kit_thread
+from rstck.core.verdict import BadInput, RuleViolation, TargetError
+from rstck.protocols.network.wire import PROTOCOL_VERSION, ServerHello
+from rstck.adapters.network import CLIENT_PREFIX
+from rstck.protocols.network.peer import PeerClosed, Silent
+from rstck.protocols.network.serving_peer import ServingPeer
 
 LISTEN_HOST = "127.0.0.1"
 KEPT_OUTPUT_BYTES = 2**20  # of each of stdout (its start) and stderr (its end)

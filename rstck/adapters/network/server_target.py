@@ -22,14 +22,14 @@ import threading
 import time
 from typing import Any
 
-from ...reference.network.client import Connection, ThreadedConnection, connect_threaded, parse_url
-from ...settle import SettleOutcome, SettleTimeout, Settler
-from ...signals import Label, Trace
-from ...target import Profile, Target
-from ...threads import mark_kit_thread
-from ...verdict import BadInput, RuleViolation, TargetError
-from ...wire import Cancel, Request, Subscribe, describe
-from .peer import (CLOSE_LINGER_S, QUIET_ROUND_TRIPS, QUIET_WINDOW_MAX_S, QUIET_WINDOW_MIN_S, Ledger, PeerClosed,
+from rstck.protocols.network.connection import Connection, ThreadedConnection, connect_threaded, parse_url
+from rstck.core.settle import SettleOutcome, SettleTimeout, Settler
+from rstck.core.signals import Label, Trace
+from rstck.core.target import Profile, Target
+from rstck.core.threads import mark_kit_thread
+from rstck.core.verdict import BadInput, RuleViolation, TargetError
+from rstck.protocols.network.wire import Cancel, Request, Subscribe, describe
+from rstck.protocols.network.peer import (CLOSE_LINGER_S, QUIET_ROUND_TRIPS, QUIET_WINDOW_MAX_S, QUIET_WINDOW_MIN_S, Ledger, PeerClosed,
                    WirePeer, acknowledge_at_once, without_delays)
 
 CONNECT_TIMEOUT_S = 5.0

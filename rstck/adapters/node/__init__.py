@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # importing this package stays light: load_target imports it for every node: spec
-    from .target import NodeTarget
+    from rstck.adapters.node.target import NodeTarget
 
 NODE_PREFIX = "node:"
 NODE_STREAM_PREFIX = "node-stream:"
@@ -26,7 +26,7 @@ __all__ = ["NODE_PREFIX", "NODE_STREAM_PREFIX", "NodeTarget", "node_target"]
 
 def __getattr__(name: str):
     if name == "NodeTarget":  # `from rstck.adapters.node import NodeTarget`, loaded only when asked for
-        from .target import NodeTarget
+        from rstck.adapters.node.target import NodeTarget
 
         return NodeTarget
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -35,11 +35,11 @@ def __getattr__(name: str):
 def node_target(spec: str) -> NodeTarget | None:
     """The Node target `spec` names (node:PATH, node-stream:PATH), or None if it names none."""
     if spec.startswith(NODE_STREAM_PREFIX):
-        from .streams import NodeStreamTarget
+        from rstck.adapters.node.streams import NodeStreamTarget
 
         return NodeStreamTarget(spec[len(NODE_STREAM_PREFIX):], name=spec)
     if not spec.startswith(NODE_PREFIX):
         return None
-    from .target import NodeTarget
+    from rstck.adapters.node.target import NodeTarget
 
     return NodeTarget(spec[len(NODE_PREFIX):], name=spec)

@@ -18,11 +18,11 @@ import contextlib
 import dataclasses
 from typing import Any
 
-from ...settle import SettleTimeout
-from ...signals import Label, Trace, show
-from ...verdict import RuleViolation, TargetError
-from .driver import NodeProcess, NoReply, ProcessEnded, describe_error
-from .target import NodeSettler, NodeTarget
+from rstck.core.settle import SettleTimeout
+from rstck.core.signals import Label, Trace, show
+from rstck.core.verdict import RuleViolation, TargetError
+from rstck.protocols.node.driver import NodeProcess, NoReply, ProcessEnded, describe_error
+from rstck.adapters.node.target import NodeSettler, NodeTarget
 
 # The factories a node-stream module may export, and the subject each serves.
 STREAM_FACTORIES = {

@@ -16,13 +16,13 @@ import time
 import weakref
 from typing import Any
 
-from ...probes import ProbeObserver
-from ...session import Session
-from ...settle import SettleOutcome, Settler, SettleTimeout
-from ...signals import Trace, show
-from ...target import Profile, Target
-from ...verdict import BadInput, TargetError
-from .driver import (IDLE_REPLY_GRACE_S, LOAD_TIMEOUT_S, MAX_SAFE_INTEGER, Abandoned, NodePool, NodeProcess,
+from rstck.core.probes import ProbeObserver
+from rstck.core.session import Session
+from rstck.core.settle import SettleOutcome, Settler, SettleTimeout
+from rstck.core.signals import Trace, show
+from rstck.core.target import Profile, Target
+from rstck.core.verdict import BadInput, TargetError
+from rstck.protocols.node.driver import (IDLE_REPLY_GRACE_S, LOAD_TIMEOUT_S, MAX_SAFE_INTEGER, Abandoned, NodePool, NodeProcess,
                      NoReply, ProcessEnded, describe_error, driver_env, node_executable, stack_frame)
 
 JAVASCRIPT = Profile("javascript", type_error="TypeError", range_error="RangeError")

@@ -16,7 +16,7 @@ import asyncio
 import sys
 from typing import Any
 
-from .client import connect
+from rstck.protocols.network.connection import connect
 
 EXIT_COMPLETE, EXIT_ERROR, EXIT_CANNOT_START = 0, 3, 2
 

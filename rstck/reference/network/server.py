@@ -23,12 +23,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ...api import MAX_DEMAND, Publisher, Subscription
-from ...wire import (DEFAULT_MAX_FRAME_BYTES, PROTOCOL_VERSION, Cancel, ClientHello, FrameDecoder, Goodbye,
+from rstck.api import MAX_DEMAND, Publisher, Subscription
+from rstck.protocols.network.wire import (DEFAULT_MAX_FRAME_BYTES, PROTOCOL_VERSION, Cancel, ClientHello, FrameDecoder, Goodbye,
                      OnComplete, OnError, OnNext, OnNextLastPart, OnNextPacked, OnNextPart, Request, ServerHello,
                      Subscribe, Subscribed, WireError, describe, encode, encode_raw)
-from . import RESERVED_PREFIX, close_sending_side
-from .reserved import ReservedPublisher, reserved_publisher
+from rstck.protocols.network import RESERVED_PREFIX, close_sending_side
+from rstck.reference.network.reserved import ReservedPublisher, reserved_publisher
 
 __all__ = ["DEFAULT_PART_SIZE", "ReferenceServer", "serve", "shut_down"]
 

@@ -10,10 +10,10 @@ onSubscribe once it has ended (1.9), and schedules every signal it receives (2.2
 
 from __future__ import annotations
 
-from ...adapters.inprocess import InProcessTarget
-from .processor import DraftProcessor, DraftProcessorSubscription
-from .publisher import MAX_TOTAL_DEMAND, DraftPublisher, DraftSubscription, IllegalStateError
-from .subscriber import DraftSubscriber
+from rstck.adapters.inprocess import InProcessTarget
+from rstck.reference.spi_draft.processor import DraftProcessor, DraftProcessorSubscription
+from rstck.reference.spi_draft.publisher import MAX_TOTAL_DEMAND, DraftPublisher, DraftSubscription, IllegalStateError
+from rstck.reference.spi_draft.subscriber import DraftSubscriber
 
 __all__ = ["DraftProcessor", "DraftProcessorSubscription", "DraftPublisher", "DraftSubscriber", "DraftSubscription",
            "IllegalStateError", "MAX_TOTAL_DEMAND", "draft_processor", "draft_publisher", "draft_subscriber"]

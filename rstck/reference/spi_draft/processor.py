@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from .events import SerialEvents
-from .publisher import MAX_TOTAL_DEMAND, IllegalStateError, check_request_more
+from rstck.reference.spi_draft.events import SerialEvents
+from rstck.reference.spi_draft.publisher import MAX_TOTAL_DEMAND, IllegalStateError, check_request_more
 
 
 class DraftProcessor(SerialEvents):

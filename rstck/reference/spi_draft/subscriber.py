@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .events import SerialEvents
-from .publisher import IllegalStateError
+from rstck.reference.spi_draft.events import SerialEvents
+from rstck.reference.spi_draft.publisher import IllegalStateError
 
 
 class DraftSubscriber(SerialEvents):

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...verdict import RuleViolation
-from ..node_stream import chunks_of, rule as stream_rule
+from rstck.core.verdict import RuleViolation
+from rstck.rules.node_stream import chunks_of, rule as stream_rule
 
 EVENTS = ("data", "eof", "drain", "pause", "resume")
 METHODS = ("write", "close", "pause", "resume", "addListener")

@@ -3,9 +3,9 @@ drain once the buffer empties, pause and resume for pause() and resume()."""
 
 from __future__ import annotations
 
-from ...verdict import RuleViolation
-from ..node_stream import expect_no_throw, expect_not_before_last_data
-from . import data_heard, expect_heard, heard, jsgi_stream, rule
+from rstck.core.verdict import RuleViolation
+from rstck.rules.node_stream import expect_no_throw, expect_not_before_last_data
+from rstck.rules.jsgi import data_heard, expect_heard, heard, jsgi_stream, rule
 
 
 @rule("jsgi.events.1")

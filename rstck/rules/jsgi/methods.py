@@ -3,9 +3,9 @@ scope and in order, pause() holds data back, resume() lets it through, addListen
 
 from __future__ import annotations
 
-from ...verdict import RuleViolation
-from ..node_stream import expect_no_throw, expect_throw_after
-from . import data_heard, expect_heard, heard, jsgi_stream, rule
+from rstck.core.verdict import RuleViolation
+from rstck.rules.node_stream import expect_no_throw, expect_throw_after
+from rstck.rules.jsgi import data_heard, expect_heard, heard, jsgi_stream, rule
 
 
 def _paused_after_a_write(streams, rule):

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ...verdict import RuleViolation
-from . import METHODS, expect_heard, jsgi_stream, rule
+from rstck.core.verdict import RuleViolation
+from rstck.rules.jsgi import METHODS, expect_heard, jsgi_stream, rule
 
 
 @rule("jsgi.readwrite.1")

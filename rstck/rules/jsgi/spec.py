@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .. import untested
+from rstck.core.checks import untested
 
 _SERVER = ("concerns a JSGI server's {}, not a stream object: rstck checks the streams createJsgiStream() makes and "
            "runs no JSGI server")

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ...verdict import RuleViolation
-from . import heard, jsgi_stream, rule
+from rstck.core.verdict import RuleViolation
+from rstck.rules.jsgi import heard, jsgi_stream, rule
 
 
 def _every_call(streams, rule_id):

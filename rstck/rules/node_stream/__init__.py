@@ -18,8 +18,8 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
-from ...verdict import NotApplicable, RuleViolation
-from .. import rule as _rule
+from rstck.core.verdict import NotApplicable, RuleViolation
+from rstck.core.checks import rule as _rule
 
 # The chunks a readable is made with, and the high-water mark a writable is made with.
 CHUNKS = ("a", "b", "c")

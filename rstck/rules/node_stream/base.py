@@ -4,9 +4,9 @@ pipe() returns its destination."""
 
 from __future__ import annotations
 
-from ...verdict import RuleViolation
-from .. import untested
-from . import (destroyed_twice_at_once_does_nothing, destroyed_twice_does_nothing, expect_called, expect_no_throw,
+from rstck.core.verdict import RuleViolation
+from rstck.core.checks import untested
+from rstck.rules.node_stream import (destroyed_twice_at_once_does_nothing, destroyed_twice_does_nothing, expect_called, expect_no_throw,
                expect_not_synchronous, expect_pipe_returns, expect_throw, pipe_destination, require_method, rule)
 
 untested("node.base.1", "guidance to the authors of subclasses about how they write their code; what a subclass "

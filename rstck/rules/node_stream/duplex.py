@@ -3,9 +3,9 @@ destroy() that shuts both sides at once, calls back after nextTick and is idempo
 
 from __future__ import annotations
 
-from ...verdict import NotApplicable, RuleViolation
-from .. import untested
-from . import (destroyed_twice_at_once_does_nothing, destroyed_twice_does_nothing, expect_callback_called,
+from rstck.core.verdict import NotApplicable, RuleViolation
+from rstck.core.checks import untested
+from rstck.rules.node_stream import (destroyed_twice_at_once_does_nothing, destroyed_twice_does_nothing, expect_callback_called,
                expect_callback_not_synchronous, expect_emitted, expect_no_throw, flag, rule)
 
 untested("node.duplex.2", "addressed to the user of a duplex stream (which method to call), not to the stream")

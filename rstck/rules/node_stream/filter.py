@@ -3,7 +3,7 @@ destroy() that emits destroy and end and is idempotent."""
 
 from __future__ import annotations
 
-from . import (destroyed_twice_at_once_does_nothing, destroyed_twice_does_nothing, expect_call_emits,
+from rstck.rules.node_stream import (destroyed_twice_at_once_does_nothing, destroyed_twice_does_nothing, expect_call_emits,
                expect_emitted, expect_flag, expect_members, expect_no_throw, rule)
 
 

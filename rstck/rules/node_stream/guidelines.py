@@ -3,7 +3,7 @@ flows."""
 
 from __future__ import annotations
 
-from . import expect_emitted, new_readable, rule
+from rstck.rules.node_stream import expect_emitted, new_readable, rule
 
 
 @rule("node.guidelines.1")

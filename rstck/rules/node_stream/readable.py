@@ -6,9 +6,9 @@ never changes its mode. Pausing happens inside that listener, at the first chunk
 
 from __future__ import annotations
 
-from ...verdict import NotApplicable, RuleViolation
-from .. import untested
-from . import (CHUNKS, chunks_of, destroyed_twice_at_once_does_nothing, destroyed_twice_does_nothing,
+from rstck.core.verdict import NotApplicable, RuleViolation
+from rstck.core.checks import untested
+from rstck.rules.node_stream import (CHUNKS, chunks_of, destroyed_twice_at_once_does_nothing, destroyed_twice_does_nothing,
                expect_call_emits, expect_emitted, expect_flag, expect_flag_false_once_destroyed, expect_members,
                expect_no_throw, expect_not_before_last_data, expect_pipe_returns, instance_of_stream, new_readable,
                new_writable, rule)

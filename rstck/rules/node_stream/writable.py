@@ -7,9 +7,9 @@ of writes (nothing of Node's loop between them) is how the queue is filled."""
 
 from __future__ import annotations
 
-from ...verdict import NotApplicable, RuleViolation
-from .. import untested
-from . import (HIGH_WATER_MARK, expect_call_emits, expect_callback_called, expect_callback_not_synchronous,
+from rstck.core.verdict import NotApplicable, RuleViolation
+from rstck.core.checks import untested
+from rstck.rules.node_stream import (HIGH_WATER_MARK, expect_call_emits, expect_callback_called, expect_callback_not_synchronous,
                expect_called, expect_emitted, expect_flag, expect_flag_false_once_destroyed, expect_members,
                expect_no_throw, expect_throw_after, instance_of_stream, require_method, rule, new_writable, text_of,
                written_chunks)

@@ -3,16 +3,16 @@ one side's call causes while the other side signals; 2.6: an upstream nobody can
 element that goes on downstream, a subscriber that raises; 3.17: a long stream under unbounded demand).
 
 4.1 also runs every publisher and subscriber check against the processor in that role
-(rstck.plan); the checks here wire kit ends to both sides at once.
+(rstck.execution.plan); the checks here wire kit ends to both sides at once.
 """
 
 from __future__ import annotations
 
-from ...api import MAX_DEMAND
-from ...signals import show
-from ...verdict import NotApplicable, RuleViolation
-from .. import rule
-from . import LONG_STREAM, SMALL_INT_CACHE_END
+from rstck.api import MAX_DEMAND
+from rstck.core.signals import show
+from rstck.core.verdict import NotApplicable, RuleViolation
+from rstck.core.checks import rule
+from rstck.rules.reactive_streams import LONG_STREAM, SMALL_INT_CACHE_END
 
 
 def wire(target, **probe_options):
@@ -179,11 +179,11 @@ def null_element_is_not_passed_downstream(target):
 
 @rule("3.8", needs={"processor", "threads"})
 def downstream_request_from_a_second_thread_while_upstream_signals_is_added(target):
-    """3.8 across a processor's two sides (rstck.perturb): while the kit's upstream on_next is in flight and the
+    """3.8 across a processor's two sides (rstck.core.perturb): while the kit's upstream on_next is in flight and the
     processor passes the element on, the downstream probe requests two more on a second thread of the kit's and
     waits (bounded) for that request to return. A processor that reads its downstream demand before signalling
     and writes it back after loses those two. Targets without kit-callable threads are n/a."""
-    from ...perturb import join_kit_thread, request_from_second_thread
+    from rstck.core.perturb import join_kit_thread, request_from_second_thread
 
     _, upstream, downstream = wire(target)
     under_way = []
@@ -320,11 +320,11 @@ def upstream_cancelled_when_the_only_subscriber_raises(target):
 
 @rule("1.3", needs={"processor", "threads"})
 def on_error_for_a_second_threads_request_waits_for_the_on_next_in_flight(target):
-    """1.3 across a processor's two sides (rstck.perturb): inside the first on_next that the kit's upstream on_next
+    """1.3 across a processor's two sides (rstck.core.perturb): inside the first on_next that the kit's upstream on_next
     causes, the downstream probe calls request(0) on a second thread of the kit's (a serial call: the first thread
     makes none meanwhile) and lingers. The on_error 3.9 asks for must wait until that on_next has returned; the
     probe sees an overlap. Targets without kit-callable threads are n/a."""
-    from ...perturb import join_kit_thread, on_second_thread
+    from rstck.core.perturb import join_kit_thread, on_second_thread
 
     _, upstream, downstream = wire(target, linger_in=frozenset({"on_next"}))
     under_way = []
@@ -345,12 +345,12 @@ def on_error_for_a_second_threads_request_waits_for_the_on_next_in_flight(target
 
 @rule("1.3", needs={"processor", "threads"})
 def elements_from_an_upstream_arriving_meanwhile_wait_for_on_subscribe(target):
-    """1.3 across a processor's two sides (rstck.perturb): subscribed before the processor has an upstream, the
+    """1.3 across a processor's two sides (rstck.core.perturb): subscribed before the processor has an upstream, the
     downstream probe requests inside on_subscribe and, still inside, has the kit's upstream subscribe the processor
     on a second thread of the kit's; that upstream serves demand inside request. Its elements must wait until
     on_subscribe has returned; the probe, lingering there, sees an overlap. Targets without kit-callable threads
     are n/a."""
-    from ...perturb import join_kit_thread, on_second_thread
+    from rstck.core.perturb import join_kit_thread, on_second_thread
 
     n = target.elements(4, at_least=1)
     processor = target.create_processor()

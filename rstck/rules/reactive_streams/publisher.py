@@ -11,9 +11,9 @@ import gc
 import time
 import weakref
 
-from ...verdict import RuleViolation, Unsupported
-from .. import rule
-from . import LONG_STREAM, SMALL_INT_CACHE_END
+from rstck.core.verdict import RuleViolation, Unsupported
+from rstck.core.checks import rule
+from rstck.rules.reactive_streams import LONG_STREAM, SMALL_INT_CACHE_END
 
 
 @rule("1.1")
@@ -319,7 +319,7 @@ def may_support_multiple_subscribers(target):
 
 @rule("1.3", needs={"publisher", "threads"})
 def signals_are_serial_while_the_probe_lingers(target):
-    """1.3 with the race windows held open (rstck.perturb): the probe requests from inside on_subscribe and
+    """1.3 with the race windows held open (rstck.core.perturb): the probe requests from inside on_subscribe and
     each on_next, then lingers there until the publisher's own threads have done what they can, so a delivery
     that request starts on another thread meets the signal still running, on a quiet machine as on a loaded
     one. Needs threads the kit can call from (an in-process target); elsewhere n/a."""

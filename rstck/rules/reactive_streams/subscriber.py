@@ -10,9 +10,9 @@ publishers.
 
 from __future__ import annotations
 
-from ...signals import show
-from ...verdict import NotApplicable, RuleViolation
-from .. import rule, untested
+from rstck.core.signals import show
+from rstck.core.verdict import NotApplicable, RuleViolation
+from rstck.core.checks import rule, untested
 
 # How many elements a check offers a subscriber at most.
 STREAM = 32
@@ -306,7 +306,7 @@ def subscription_is_called_only_by_its_own_subscriber(target):
 
 @rule("2.7", needs={"subscriber", "threads"})
 def subscription_calls_are_serial_while_the_kit_lingers(target):
-    """2.7 with the window held open (rstck.perturb): each request or cancel the subscriber makes lingers in the
+    """2.7 with the window held open (rstck.core.perturb): each request or cancel the subscriber makes lingers in the
     kit's subscription until the subscriber's own threads have done what they can, so a call one of them makes
     meanwhile overlaps it, on a quiet machine as on a loaded one. Targets without kit-callable threads are n/a."""
     source, _, _ = attach(target, linger_in_calls=True)

@@ -9,10 +9,10 @@ import gc
 import time
 import weakref
 
-from ...api import MAX_DEMAND
-from ...signals import show
-from ...verdict import NotApplicable, RuleViolation, Unsupported
-from .. import rule
+from rstck.api import MAX_DEMAND
+from rstck.core.signals import show
+from rstck.core.verdict import NotApplicable, RuleViolation, Unsupported
+from rstck.core.checks import rule
 
 # 3.3: a stream this long whose every element nests inside the previous one's request has no
 # bound below the stream's length. Kept small: a deeper stack could overflow Python's.
@@ -492,13 +492,13 @@ def _timed(call) -> float:
 @rule("3.8", needs={"publisher", "threads"})
 def demand_from_a_second_thread_during_a_delivery_is_added(target):
     """3.8 (and 1.1, 1.3) with demand signalled from a second thread of the kit's while an on_next is in flight
-    (rstck.perturb): asked for one element from inside on_subscribe, the probe, inside that element's on_next,
+    (rstck.core.perturb): asked for one element from inside on_subscribe, the probe, inside that element's on_next,
     requests two more on a kit thread and waits (bounded) for that request to return before it returns itself.
     A publisher delivering on its own thread, or still inside `subscribe`, that reads its demand counter before
     on_next and writes it back after (a fast path without the lock) loses those two. Where no second thread can
     be used (a delivery inside the kit's own request, a target on the kit's event loop) the request is made
     from inside the on_next, an ordinary 3.8 case; targets without kit-callable threads are n/a."""
-    from ...perturb import join_kit_thread, request_from_second_thread
+    from rstck.core.perturb import join_kit_thread, request_from_second_thread
 
     n = target.elements(6, at_least=4)
     under_way = []
@@ -520,10 +520,10 @@ def demand_from_a_second_thread_during_a_delivery_is_added(target):
 def cancel_from_a_second_thread_during_a_delivery_stops_the_stream(target):
     """3.12 (and 3.5: a cancel that does not return) with the cancel made from a second thread of the kit's while an
     on_next is in flight
-    (rstck.perturb): with the whole stream requested, the probe, inside its first on_next, cancels on a kit thread
+    (rstck.core.perturb): with the whole stream requested, the probe, inside its first on_next, cancels on a kit thread
     and waits (bounded) for that cancel to return. A publisher that reads its state before on_next and writes it
     back after loses the cancel and runs on to the end. Targets without kit-callable threads are n/a."""
-    from ...perturb import join_kit_thread, on_second_thread
+    from rstck.core.perturb import join_kit_thread, on_second_thread
 
     n = target.elements(256, at_least=64)
     under_way = []

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ...verdict import RuleViolation
-from .. import rule, untested
-from ..reactive_streams.subscription import cancelled_and_collected
-from .probe import subscribe
+from rstck.core.verdict import RuleViolation
+from rstck.core.checks import rule, untested
+from rstck.rules.reactive_streams.subscription import cancelled_and_collected
+from rstck.rules.spi_draft.probe import subscribe
 
 untested("spi.cancel.1", "a cancel on a cancelled Subscription is a call spi.subscriber.4 forbids every subscriber, "
                          "and the kit breaks no MUST of the profile under test to provoke a verdict")

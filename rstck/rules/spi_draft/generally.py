@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import time
 
-from ...verdict import RuleViolation
-from .. import rule
-from .probe import subscribe
+from rstck.core.verdict import RuleViolation
+from rstck.core.checks import rule
+from rstck.rules.spi_draft.probe import subscribe
 
 
 @rule("spi.generally.1")

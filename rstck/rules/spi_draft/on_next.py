@@ -6,10 +6,10 @@ charges spi.on-next.2 the moment it is called from inside onSubscribe or onNext.
 
 from __future__ import annotations
 
-from ...verdict import RuleViolation
-from .. import rule
-from ..reactive_streams.subscriber import feed
-from .upstream import attach
+from rstck.core.verdict import RuleViolation
+from rstck.core.checks import rule
+from rstck.rules.reactive_streams.subscriber import feed
+from rstck.rules.spi_draft.upstream import attach
 
 # How many elements a check offers a subscriber at most.
 STREAM = 16

@@ -6,11 +6,11 @@ and any call after them (spi.on-terminal.3), as it is made.
 
 from __future__ import annotations
 
-from ...verdict import RuleViolation
-from .. import rule
-from ..reactive_streams.subscriber import feed
-from .on_next import processed_inside
-from .upstream import attach
+from rstck.core.verdict import RuleViolation
+from rstck.core.checks import rule
+from rstck.rules.reactive_streams.subscriber import feed
+from rstck.rules.spi_draft.on_next import processed_inside
+from rstck.rules.spi_draft.upstream import attach
 
 
 def _ended(target, item: str, *, observed: bool = False, error: bool = False):

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...probes import ProbeSubscriber
-from ...signals import Signal, show
-from ...target import DraftProfile
-from ...verdict import RuleViolation
+from rstck.core.probes import ProbeSubscriber
+from rstck.core.signals import Signal, show
+from rstck.core.target import DraftProfile
+from rstck.core.verdict import RuleViolation
 
 # How long requestMore and cancel may take is the draft's "Generally" (a SHOULD).
 HANG_ITEM = "spi.generally.1"

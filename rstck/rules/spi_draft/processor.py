@@ -6,11 +6,11 @@ downstream. A raise from one of the processor's signal methods is charged to the
 
 from __future__ import annotations
 
-from ...verdict import NotApplicable, RuleViolation
-from .. import rule, untested
-from ..reactive_streams.processor import cancel_reaches_upstream, pump
-from .probe import subscribe
-from .upstream import draft_source, judging
+from rstck.core.verdict import NotApplicable, RuleViolation
+from rstck.core.checks import rule, untested
+from rstck.rules.reactive_streams.processor import cancel_reaches_upstream, pump
+from rstck.rules.spi_draft.probe import subscribe
+from rstck.rules.spi_draft.upstream import draft_source, judging
 
 untested("spi.processor.1", "the profile's publisher checks are not run through a processor's producing side yet; "
                             "spi.processor.3-6 observe it")

@@ -6,9 +6,9 @@ the situations built to provoke each item's own violation.
 
 from __future__ import annotations
 
-from ...verdict import RuleViolation
-from .. import rule, untested
-from .probe import subscribe
+from rstck.core.verdict import RuleViolation
+from rstck.core.checks import rule, untested
+from rstck.rules.spi_draft.probe import subscribe
 
 untested("spi.publisher.3.rates", "a permission: every rate passes, and spi.publisher.3's check requests at "
                                   "different rates")

@@ -6,10 +6,10 @@ IllegalStateException and IllegalArgumentException are matched by the class name
 
 from __future__ import annotations
 
-from ...api import MAX_DEMAND
-from ...verdict import Unsupported
-from .. import rule, untested
-from .probe import mapping, subscribe
+from rstck.api import MAX_DEMAND
+from rstck.core.verdict import Unsupported
+from rstck.core.checks import rule, untested
+from rstck.rules.spi_draft.probe import mapping, subscribe
 
 untested("spi.request-more.1", "a requestMore on a cancelled Subscription is a call spi.subscriber.3 forbids every "
                                "subscriber, and the kit breaks no MUST of the profile under test to provoke a verdict")

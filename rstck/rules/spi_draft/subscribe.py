@@ -6,9 +6,9 @@ A publisher's state is read from what it signalled: `completed` once it has comp
 
 from __future__ import annotations
 
-from ...verdict import NotApplicable, RuleViolation
-from .. import rule
-from .probe import ended, failed, subscribe
+from rstck.core.verdict import NotApplicable, RuleViolation
+from rstck.core.checks import rule
+from rstck.rules.spi_draft.probe import ended, failed, subscribe
 
 
 @rule("spi.subscribe.1")

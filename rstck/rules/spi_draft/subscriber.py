@@ -7,11 +7,11 @@ throws, as the draft asks of every publisher.
 
 from __future__ import annotations
 
-from ...verdict import NotApplicable
-from .. import rule, untested
-from ..reactive_streams.subscriber import feed
-from .on_next import STREAM
-from .upstream import attach, draft_source, judging
+from rstck.core.verdict import NotApplicable
+from rstck.core.checks import rule, untested
+from rstck.rules.reactive_streams.subscriber import feed
+from rstck.rules.spi_draft.on_next import STREAM
+from rstck.rules.spi_draft.upstream import attach, draft_source, judging
 
 untested("spi.subscriber.2", "a subscriber's \"shutdown\" is not an event the kit can cause or see")
 untested("spi.subscriber.5", "a draft subscriber cancels from an event it scheduled (spi.on-next.1, .2), after the onNext "

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...api import MAX_DEMAND
-from ...probes import ProbePublisher, ProbeSubscription
-from .probe import mapping
+from rstck.api import MAX_DEMAND
+from rstck.core.probes import ProbePublisher, ProbeSubscription
+from rstck.rules.spi_draft.probe import mapping
 
 # The draft's items for the core subscriber rules the kit's publisher watches (None: the draft has no such rule).
 UPSTREAM_ALIASES: dict[str, str | None] = {

@@ -23,13 +23,13 @@ import msgpack
 
 
 def _codec():
-    """rstck.wire alone. Importing the package would run rstck/__init__.py, which loads the whole kit and doubles
+    """rstck.protocols.network.wire alone. Importing the package would run rstck/__init__.py, which loads the whole kit and doubles
     the start-up of every case; the codec needs none of it."""
     spec = importlib.util.find_spec("rstck")
     sys.modules.setdefault("rstck", importlib.util.module_from_spec(spec))  # the package, its __init__ not run
-    import rstck.wire
+    import rstck.protocols.network.wire
 
-    return rstck.wire
+    return rstck.protocols.network.wire
 
 
 wire = _codec()

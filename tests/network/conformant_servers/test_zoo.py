@@ -11,9 +11,9 @@ import sys
 
 import pytest
 
-from rstck.plan import plan
-from rstck.runner import run_check
-from rstck.target import load_target
+from rstck.execution.plan import plan
+from rstck.execution.runner import run_check
+from rstck.core.target import load_target
 
 from ...stability import stability_runs
 from . import ZOO

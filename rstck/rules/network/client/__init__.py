@@ -8,11 +8,11 @@ import contextlib
 import re
 from typing import Any, Callable
 
-from ....adapters.network.client_target import ClientCase, ClientExit, stderr_tail
-from ....adapters.network.serving_peer import ServedStream, ServingPeer
-from ....reference.network.reserved import range_element
-from ....verdict import RuleViolation, TargetError
-from ....wire import Goodbye, describe, encode_raw
+from rstck.adapters.network.client_target import ClientCase, ClientExit, stderr_tail
+from rstck.protocols.network.serving_peer import ServedStream, ServingPeer
+from rstck.protocols.network.reserved import range_element
+from rstck.core.verdict import RuleViolation, TargetError
+from rstck.protocols.network.wire import Goodbye, describe, encode_raw
 
 RANGE = "rstck/range/3"
 RANGE_ELEMENTS = [range_element(i) for i in range(3)]

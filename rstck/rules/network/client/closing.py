@@ -3,11 +3,11 @@ onError would, and nothing follows the client's own goodbye."""
 
 from __future__ import annotations
 
-from ....adapters.network.peer import PeerClosed, Silent
-from ....verdict import RuleViolation
-from ....wire import Goodbye, OnNext, Subscribe
-from ... import rule
-from . import DELIVERY, RANGE_ELEMENTS, expect_failed, expect_printed, raw, run_client, told
+from rstck.protocols.network.peer import PeerClosed, Silent
+from rstck.core.verdict import RuleViolation
+from rstck.protocols.network.wire import Goodbye, OnNext, Subscribe
+from rstck.core.checks import rule
+from rstck.rules.network.client import DELIVERY, RANGE_ELEMENTS, expect_failed, expect_printed, raw, run_client, told
 
 
 def _goodbye_mid_stream(session):

@@ -3,12 +3,12 @@ client prints and how it exits), and signals for an id with no open stream are i
 
 from __future__ import annotations
 
-from ....reference.network.reserved import ERROR_MESSAGE
-from ....verdict import RuleViolation
-from ....wire import INT64_MAX as ID_MAX
-from ....wire import OnComplete, OnError, OnNext, OnNextLastPart, OnNextPacked, OnNextPart, Subscribed
-from ... import rule, untested
-from . import CONTRACT, DELIVERY, RANGE_ELEMENTS, expect_completed, expect_printed, run_client, said, told
+from rstck.protocols.network.reserved import ERROR_MESSAGE
+from rstck.core.verdict import RuleViolation
+from rstck.protocols.network.wire import INT64_MAX as ID_MAX
+from rstck.protocols.network.wire import OnComplete, OnError, OnNext, OnNextLastPart, OnNextPacked, OnNextPart, Subscribed
+from rstck.core.checks import rule, untested
+from rstck.rules.network.client import CONTRACT, DELIVERY, RANGE_ELEMENTS, expect_completed, expect_printed, run_client, said, told
 
 STRANGER = bytes.fromhex("deadbeefdeadbeef")  # in no reserved stream's first elements: a client that prints it
 # took a signal meant for no stream of its own

@@ -4,9 +4,9 @@ decisions net.rstck.1-4, docs/wire-format.md, "Faults"). Every frame the client 
 
 from __future__ import annotations
 
-from ....wire import OnComplete, OnError, OnNext, OnNextPacked, Subscribed, encode_raw
-from ... import rule
-from . import RANGE_ELEMENTS, answers_fault_with_goodbye, raw
+from rstck.protocols.network.wire import OnComplete, OnError, OnNext, OnNextPacked, Subscribed, encode_raw
+from rstck.core.checks import rule
+from rstck.rules.network.client import RANGE_ELEMENTS, answers_fault_with_goodbye, raw
 
 
 @rule("net.rstck.1")

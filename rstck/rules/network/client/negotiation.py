@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import time
 
-from ....adapters.network.peer import PeerClosed, Silent
-from ....verdict import NotApplicable, RuleViolation
-from ....wire import ClientHello, OnComplete, OnNext, ServerHello, Subscribed
-from ... import rule
-from . import (DELIVERY, RANGE_ELEMENTS, answers_fault_with_goodbye, expect_completed, expect_failed,
+from rstck.protocols.network.peer import PeerClosed, Silent
+from rstck.core.verdict import NotApplicable, RuleViolation
+from rstck.protocols.network.wire import ClientHello, OnComplete, OnNext, ServerHello, Subscribed
+from rstck.core.checks import rule
+from rstck.rules.network.client import (DELIVERY, RANGE_ELEMENTS, answers_fault_with_goodbye, expect_completed, expect_failed,
                expect_printed, run_client, serve_stream, told)
 
 # How long the kit waits for the subscribe a client sends right after its clientHello (net.handshake.4): long

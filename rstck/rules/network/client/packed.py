@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ....reference.network.reserved import RANGE_ELEMENT_SIZE, range_element
-from ... import rule
-from . import DELIVERY, expect_completed, run_client, serve_stream, told
+from rstck.protocols.network.reserved import RANGE_ELEMENT_SIZE, range_element
+from rstck.core.checks import rule
+from rstck.rules.network.client import DELIVERY, expect_completed, run_client, serve_stream, told
 
 PACKED = "rstck/range/10"
 PACKED_ELEMENTS = [range_element(i) for i in range(10)]

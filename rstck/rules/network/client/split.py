@@ -3,9 +3,9 @@ arrived (net.split.2, net.split.4)."""
 
 from __future__ import annotations
 
-from ....reference.network.reserved import blob_element
-from ... import rule
-from . import expect_completed, run_client, serve_stream, told
+from rstck.protocols.network.reserved import blob_element
+from rstck.core.checks import rule
+from rstck.rules.network.client import expect_completed, run_client, serve_stream, told
 
 # Blob bytes repeat every 251 bytes, so elements of 753 bytes cut in parts of 251 are three equal parts: joined
 # in any order they make the same element, and only the joining itself shows.

@@ -6,9 +6,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ....adapters.network.peer import QUIET_WINDOW_MAX_S, Silent, WirePeer
-from ....verdict import RuleViolation
-from ....wire import INT64_MAX, Subscribe, describe, encode, encode_raw
+from rstck.protocols.network.peer import QUIET_WINDOW_MAX_S, Silent, WirePeer
+from rstck.core.verdict import RuleViolation
+from rstck.protocols.network.wire import INT64_MAX, Subscribe, describe, encode, encode_raw
 
 
 def connect(session: Any, *, hello: bool = True) -> WirePeer:
@@ -38,7 +38,7 @@ def raw(*values: Any) -> bytes:
 
 def send_in_pieces(peer: WirePeer, frame: Any, cuts: tuple[int, ...]) -> None:
     """Send a well-formed `frame` as separate writes, cut at the byte offsets `cuts`, each once the server has
-    read the one before: known on this host (its receive queue is empty, rstck/adapters/network/delivery.py),
+    read the one before: known on this host (its receive queue is empty, rstck/protocols/network/delivery.py),
     else the connection's quiet window, which the row then names."""
     data = encode(frame)
     bounds = (0, *cuts, len(data))

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import time
 
-from ....adapters.network.peer import PeerClosed, Silent
-from ....verdict import RuleViolation, TargetError
-from ....wire import Goodbye
-from ... import rule
-from . import connect, flowing
+from rstck.protocols.network.peer import PeerClosed, Silent
+from rstck.core.verdict import RuleViolation, TargetError
+from rstck.protocols.network.wire import Goodbye
+from rstck.core.checks import rule
+from rstck.rules.network.server import connect, flowing
 
 
 @rule("net.closing.2")

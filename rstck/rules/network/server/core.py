@@ -4,10 +4,10 @@ the server, through the kit's client (rstck/adapters/network/server_target.py)."
 
 from __future__ import annotations
 
-from ....verdict import NotApplicable, RuleViolation, Unsupported
-from ....wire import INT64_MAX, Cancel, Goodbye, OnComplete, OnError, Request, Subscribe
-from ... import rule, untested
-from . import connect, expect_goodbye, expect_stopped, flowing
+from rstck.core.verdict import NotApplicable, RuleViolation, Unsupported
+from rstck.protocols.network.wire import INT64_MAX, Cancel, Goodbye, OnComplete, OnError, Request, Subscribe
+from rstck.core.checks import rule, untested
+from rstck.rules.network.server import connect, expect_goodbye, expect_stopped, flowing
 
 untested("net.core.1", "rstck's side publishes nothing: a server that subscribes to the kit is answered with "
                        "subscribed and onError (net.rstck.11), and whether a server subscribes is its own choice")

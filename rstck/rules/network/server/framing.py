@@ -3,10 +3,10 @@ session with goodbye (rstck's decisions net.rstck.1-4, docs/wire-format.md)."""
 
 from __future__ import annotations
 
-from ....verdict import RuleViolation
-from ....wire import PROTOCOL_VERSION, ClientHello, Subscribe
-from ... import rule, untested
-from . import answers_fault_with_goodbye, connect, expect_goodbye, raw, send_in_pieces
+from rstck.core.verdict import RuleViolation
+from rstck.protocols.network.wire import PROTOCOL_VERSION, ClientHello, Subscribe
+from rstck.core.checks import rule, untested
+from rstck.rules.network.server import answers_fault_with_goodbye, connect, expect_goodbye, raw, send_in_pieces
 
 FORMAT = "rstck fixes the format to MessagePack (docs/wire-format.md): a choice made for the protocol, not " \
          "something a peer could do otherwise and still be understood"

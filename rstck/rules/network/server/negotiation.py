@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import time
 
-from ....adapters.network.peer import PeerClosed, Silent
-from ....verdict import RuleViolation, Unsupported
-from ....wire import PROTOCOL_VERSION, ClientHello, ServerHello, Subscribe
-from ... import rule, untested
-from . import connect, expect_goodbye
+from rstck.protocols.network.peer import PeerClosed, Silent
+from rstck.core.verdict import RuleViolation, Unsupported
+from rstck.protocols.network.wire import PROTOCOL_VERSION, ClientHello, ServerHello, Subscribe
+from rstck.core.checks import rule, untested
+from rstck.rules.network.server import connect, expect_goodbye
 
 # How long the kit waits for a serverHello it has not asked for. The draft permits waiting for the clientHello,
 # so an answer that does not come within this bound is "not offered", never a failure.

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ....verdict import RuleViolation, Unsupported
-from ....wire import OnNextPacked, Request
-from ... import rule
-from . import connect
+from rstck.core.verdict import RuleViolation, Unsupported
+from rstck.protocols.network.wire import OnNextPacked, Request
+from rstck.core.checks import rule
+from rstck.rules.network.server import connect
 
 
 @rule("net.packed.1")

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from ....reference.network.reserved import blob_element
-from ....verdict import RuleViolation, Unsupported
-from ....wire import OnNextPart
-from ... import rule
-from . import connect
+from rstck.protocols.network.reserved import blob_element
+from rstck.core.verdict import RuleViolation, Unsupported
+from rstck.protocols.network.wire import OnNextPart
+from rstck.core.checks import rule
+from rstck.rules.network.server import connect
 
 BLOB_SIZE = 300_000  # several parts of any part size under 100 KB (the reference server's is 64 KiB)
 

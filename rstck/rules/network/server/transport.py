@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ....reference.network.reserved import range_element
-from ....verdict import RuleViolation
-from ... import rule, untested
-from . import connect
+from rstck.protocols.network.reserved import range_element
+from rstck.core.verdict import RuleViolation
+from rstck.core.checks import rule, untested
+from rstck.rules.network.server import connect
 
 untested("net.transport.1", "a requirement on the transport, not on a peer: rstck runs the protocol over TCP, "
                             "which is bidirectional, full-duplex, an octet stream and ordered")

@@ -1,0 +1,181 @@
+"""Schedule perturbation: the kit widens the windows in which races happen, by design.
+
+A race shows only if the target's other threads run while the kit's probe is still inside a
+signal (1.3), while a call is under way (2.7, 3.5), or between a publisher's check of its demand
+and its use (1.1, 3.8). A loaded machine widens those windows by chance; the kit widens them on
+purpose, in three ways, each bounded:
+
+- linger: the probe, inside a signal, after calling `request` or `cancel`, waits until the threads
+  the target started have done what they can (each ended, parked, or blocked where it was), or a
+  signal arrived, or the bound came. It never decides that "nothing happens": a verdict still rests
+  on settling; lingering only lets the target's threads run first.
+- second thread: the kit makes a call from a thread of its own while a delivery is in flight.
+- yield: the check's thread gives the target's threads their turn (the same wait as lingering) at a
+  chosen point, e.g. between `subscribe` returning and the next call.
+
+A schedule is a list of such steps, drawn by the fuzzer and printed with a finding, so that its
+replay makes the same choices.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import threading
+import time
+from typing import Any
+
+from rstck.core.threads import ThreadWatch, is_kit_thread
+
+# The longest a linger or a yield waits for the target's threads: generous for a loaded machine, and a
+# bound only (a conformant target's threads are normally parked, blocked or done within a millisecond).
+LINGER_BOUND_S = 0.25
+# A thread blocked somewhere the kit cannot read (a lock, a sleep) counts as held up once it has stayed
+# at the same place this long: a lock held by the lingering probe's thread will not be let go meanwhile.
+BLOCKED_STABLE_S = 0.01
+# How often a linger looks at the threads when no signal wakes it.
+LOOK_S = 0.001
+
+# `RSTCK_PERTURB=0` turns perturbation off, for the benchmark's baseline: lingers return at once and second-thread
+# calls are made in place. The checks built on it still run; they then see only what the machine's timing shows.
+ENV_SWITCH = "RSTCK_PERTURB"
+
+
+def enabled() -> bool:
+    return os.environ.get(ENV_SWITCH, "1") != "0"
+
+
+@dataclasses.dataclass(frozen=True)
+class LingerOutcome:
+    ended_by: str  # "signal", "idle", "blocked", "bound", "no threads", "off"
+    waited_s: float
+
+
+def _target_threads(session: Any) -> dict[int, threading.Thread]:
+    """The threads of the target's that may act now: started during the check, or seen signalling in it;
+    never the kit's, never the caller's own."""
+    me = threading.get_ident()
+    before = session.settler.threads._started_before  # an immutable snapshot: safe from any thread
+    signalling = set(list(session.trace.longest_gap_ns))
+    return {t.ident: t for t in threading.enumerate()
+            if t.ident != me and t.ident is not None and not is_kit_thread(t)
+            and (t not in before or t.ident in signalling)}
+
+
+def linger(session: Any, *, bound_s: float = LINGER_BOUND_S, why: str = "") -> LingerOutcome:
+    """Hold the calling thread until the target's other threads have made the progress they can.
+
+    Ends when a signal is recorded (a thread of the target's acted), when every such thread has ended,
+    is parked (nothing more without outside input), or has stayed blocked at one place for
+    BLOCKED_STABLE_S (waiting for something the caller holds), or at the bound."""
+    started = time.monotonic()
+    if not enabled():
+        return LingerOutcome("off", 0.0)
+    trace = session.trace
+    seen = len(trace)
+    end = min(started + bound_s, session.deadline)
+    stable_where: dict[int, Any] = {}
+    stable_since = started
+    while True:
+        if len(trace) != seen:
+            return _done(session, "signal", started, why)
+        threads = _target_threads(session)
+        if not threads:
+            return _done(session, "no threads", started, why)
+        states = ThreadWatch.states(threads)
+        kinds = {state.kind for state in states.values()}
+        now = time.monotonic()
+        if kinds <= {"ended", "parked"}:
+            return _done(session, "idle", started, why)
+        where = {ident: s.where for ident, s in states.items() if s.kind == "blocked"}
+        if where != stable_where:
+            stable_where, stable_since = where, now
+        if kinds <= {"ended", "parked", "blocked"} and now - stable_since >= BLOCKED_STABLE_S:
+            return _done(session, "blocked", started, why)
+        if now >= end:
+            return _done(session, "bound", started, why)
+        timers = [s.due_s for s in states.values() if s.kind == "timer"]
+        trace.wait_for_more(seen, max(0.0002, min([LOOK_S, end - now] + timers)))
+
+
+def _done(session: Any, ended_by: str, started: float, why: str) -> LingerOutcome:
+    waited = time.monotonic() - started
+    if why and ended_by not in ("no threads", "off"):
+        session.trace.note(f"lingered {waited * 1000:.1f} ms {why}: ended by {ended_by}")
+    return LingerOutcome(ended_by, waited)
+
+
+def yield_to_target(session: Any, why: str = "") -> LingerOutcome:
+    """Give the target's threads their turn at a chosen point of the check's own thread."""
+    return linger(session, why=why)
+
+
+def on_kit_thread(session: Any, call: Any, name: str = "rstck-second-thread") -> threading.Thread:
+    """Start `call` on a thread of the kit's (not joined: the caller decides when to wait for it)."""
+    from rstck.core.threads import mark_kit_thread
+
+    thread = threading.Thread(target=call, name=name, daemon=True)
+    mark_kit_thread(thread)
+    thread.start()
+    return thread
+
+
+def join_kit_thread(session: Any, thread: threading.Thread, rule: str) -> None:
+    """Wait for a kit thread started by `on_kit_thread` until the check's deadline; a call still under way
+    then is the target's hang, charged to `rule`."""
+    from rstck.core.verdict import RuleViolation
+
+    thread.join(max(0.0, session.deadline - time.monotonic()))
+    if thread.is_alive():
+        raise RuleViolation(rule, "the call made on the kit's second thread to return",
+                            "it had not returned by the deadline", timed_out=True)
+
+
+def second_thread_allowed(session: Any, probe: Any) -> bool:
+    """Whether a call of `probe`'s may now be made on a second thread of the kit's, concurrently with what this
+    thread is doing, without the kit breaking a rule or a target's threading model itself.
+
+    Not while one of the probe's calls runs (2.7: they stay serial; one returning on another thread is waited for,
+    within the bound). On a thread of the target's (a delivery in
+    flight there): yes. On the check's own thread only inside the kit's `subscribe` call (a publisher delivering
+    before subscribe returns) or inside a signal of the kit's to a subscriber under test (a processor's upstream
+    side signalling), and for a target that does not live on the kit's event loop, whose calls belong on the
+    loop's thread."""
+    if not enabled():
+        return False
+    calling = probe.calling_thread
+    if calling is not None and calling != threading.get_ident():  # another thread's call is returning: let it
+        bound = min(time.monotonic() + LINGER_BOUND_S, session.deadline)
+        while probe.calling_thread is not None and time.monotonic() < bound:
+            session.trace.wait_for_more(len(session.trace), LOOK_S)
+        calling = probe.calling_thread
+    if calling is not None:
+        return False
+    if threading.current_thread() is not session.check_thread:
+        return True
+    outstanding = session.outstanding
+    return bool(outstanding) and outstanding[-1].method in _AROUND and not session.settler.loop_used
+
+
+# The kit's calls inside which a delivery on the check's thread leaves room for a second thread's call.
+_AROUND = frozenset({"subscribe", "on_subscribe", "on_next", "on_complete", "on_error"})
+
+
+def on_second_thread(session: Any, probe: Any, call: Any, what: str, *,
+                     bound_s: float = LINGER_BOUND_S) -> threading.Thread | None:
+    """From inside a signal: `call` (one of `probe`'s calls, described by `what`) made on a second thread of the
+    kit's while this signal is still in flight, waited for up to `bound_s` (a publisher that holds a lock across
+    on_next lets it through only once the signal returns). Where a second thread is not allowed, the call is made
+    here. Returns the thread if it is still under way: the caller joins it (`join_kit_thread`) before judging."""
+    if not second_thread_allowed(session, probe):
+        call()
+        return None
+    session.trace.note(f"{probe.name} {what} on a second thread while this signal is in flight")
+    thread = on_kit_thread(session, call)
+    thread.join(max(0.0, min(bound_s, session.deadline - time.monotonic())))
+    return thread if thread.is_alive() else None
+
+
+def request_from_second_thread(session: Any, probe: Any, n: int, *,
+                               bound_s: float = LINGER_BOUND_S) -> threading.Thread | None:
+    return on_second_thread(session, probe, lambda: probe.request(n), f"requests {n}", bound_s=bound_s)

@@ -1,0 +1,236 @@
+"""Quiescence: deciding "nothing more will happen" without sleeping.
+
+A target's pending work lives in places the kit can see: an asyncio loop it owns, an
+executor it hands out, and threads the implementation starts itself (rstck.core.threads).
+`settle()` runs or waits for that work until a full pass over every place finds nothing
+left: then no further signal can come without outside input. Only threads whose state
+cannot be read (running, sleeping, blocked in I/O) need a quiet window, and a settle
+decided that way says so.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+from typing import TYPE_CHECKING, Callable
+
+from rstck.core.signals import Trace
+from rstck.core.threads import TIMER_HORIZON_S, ThreadWatch, describe, is_kit_thread
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from rstck.core.executor import InstrumentedExecutor
+
+# The one place the kit's time bounds are set; `--timeout` overrides DEFAULT_DEADLINE_S.
+DEFAULT_DEADLINE_S = 5.0
+# How long request (3.4, SHOULD) and cancel (3.5, MUST) may take to return: "in a timely
+# manner" for a call that should only record demand, generous enough for a loaded CI machine.
+RESPONSIVENESS_BOUND_S = 0.25
+DEFAULT_TIMER_HORIZON_S = TIMER_HORIZON_S
+
+# The quiet window for threads the kit cannot read: twice the longest gap the implementation's own
+# threads took to produce a signal in this check, within these bounds.
+QUIET_WINDOW_MIN_S = 0.01
+QUIET_WINDOW_MAX_S = 0.5
+# A thread that keeps running without producing any signal for this long counts as quiet.
+SPINNING_QUIET_S = 0.5
+# How often a long wait looks whether a MUST item is already broken.
+BROKEN_LOOK_S = 0.05
+
+# How each settle was decided, from the most exact to the least; "violation": it ended early, a MUST
+# item being broken already.
+SETTLED_BY = ("idle", "threads-joined", "threads-parked", "quiet-period", "violation")
+
+
+def hang_grace(timeout_s: float) -> float:
+    """How much longer than its deadline a call may take before it counts as hung: a fraction of the
+    deadline, at most a second (settle itself gives up at the deadline; only a call that never
+    returns needs the grace)."""
+    return min(1.0, timeout_s / 4)
+
+
+class SettleTimeout(Exception):
+    """The target was still busy when the deadline came."""
+
+
+@dataclasses.dataclass
+class SettleOutcome:
+    method: str  # one of SETTLED_BY, or "fixed-delay" for the benchmark's baseline
+    waited_s: float
+    window_s: float = 0.0  # the quiet window, when one decided
+
+
+class Settler:
+    """Settles one check's session: its loop, its executor, the threads it does not own, and
+    optionally a fixed quiet period (the explicit override)."""
+
+    # What a verdict that rests on a quiet window says about why one was needed.
+    quiet_reason = "the implementation's own threads could not be watched going idle"
+
+    def __init__(self, trace: Trace, *, quiet_period_s: float | None = None,
+                 timer_horizon_s: float = DEFAULT_TIMER_HORIZON_S):
+        self.trace = trace
+        self.quiet_period_s = quiet_period_s
+        self.timer_horizon_s = timer_horizon_s
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.executor: InstrumentedExecutor | None = None
+        self.threads = ThreadWatch()
+        self.loop_used = False  # the implementation put work on the kit's loop: it lives there
+        # Whether a MUST item is already broken in this check: settling may then end early (the verdict is
+        # decided; an implementation that floods the kit must not cost the whole deadline).
+        self.broken: Callable[[], bool] = lambda: False
+        self._signalling: set[int] = set()
+        self._longest_gap_s = 0.0
+
+    def settle(self, deadline: float) -> SettleOutcome:
+        started = time.monotonic()
+        while True:
+            while self._run_pending_work(deadline):
+                if self.broken():
+                    return SettleOutcome("violation", time.monotonic() - started)
+            foreign = self._settle_foreign_threads(deadline)
+            if foreign is not None and foreign[0] == "violation":
+                return SettleOutcome("violation", time.monotonic() - started)
+            if foreign is not None and foreign[0] == "work":
+                continue  # a foreign thread handed work to the loop or executor
+            if self._has_pending_work():
+                continue
+            method, window = foreign or ("idle", 0.0)
+            if self.quiet_period_s:
+                seen = len(self.trace)
+                if not self.trace.wait_quiet(self.quiet_period_s, deadline):
+                    raise SettleTimeout("signals kept arriving for longer than the deadline")
+                if len(self.trace) != seen or self._has_pending_work():
+                    continue
+                method, window = "quiet-period", self.quiet_period_s
+            return SettleOutcome(method, time.monotonic() - started, window)
+
+    # -- the loop and the executor: work the kit can count --------------------------------------
+
+    def _run_pending_work(self, deadline: float) -> bool:
+        """One pass over every place work can wait; True if any ran."""
+        worked = False
+        if self.loop is not None and not self.loop.is_closed():
+            from rstck.core.loops import run_loop_until_idle  # loaded already: the loop exists
+
+            ran = run_loop_until_idle(self.loop, deadline, self.timer_horizon_s, stop=self.broken)
+            self.loop_used |= ran
+            worked |= ran
+        if self.executor is not None:
+            before = self.executor.finished
+            while not self.executor.wait_idle(min(deadline, time.monotonic() + BROKEN_LOOK_S)):
+                if self.broken():
+                    return False
+                if time.monotonic() >= deadline:
+                    raise SettleTimeout("executor tasks were still running at the deadline")
+            worked |= self.executor.finished != before
+        return worked
+
+    def _has_pending_work(self) -> bool:
+        loop_busy = self.loop is not None and not self.loop.is_closed() and bool(self.loop._ready)  # type: ignore[attr-defined]
+        return loop_busy or (self.executor is not None and self.executor.pending > 0)
+
+    # -- threads the implementation started itself --------------------------------------------
+
+    def _scan_trace(self) -> None:
+        """Note the threads that signalled from outside the kit, and the longest they took to."""
+        for thread_id, gap_ns in list(self.trace.longest_gap_ns.items()):
+            thread = threading._active.get(thread_id)  # type: ignore[attr-defined]
+            if thread is None or not is_kit_thread(thread):
+                self._signalling.add(thread_id)
+                self._longest_gap_s = max(self._longest_gap_s, gap_ns / 1e9)
+
+    def signalling(self) -> set[int]:
+        """The threads outside the kit that signalled in this check."""
+        self._scan_trace()
+        return set(self._signalling)
+
+    def quiet_window(self, deadline: float) -> float:
+        remaining = max(0.0, deadline - time.monotonic())
+        return min(max(2 * self._longest_gap_s, QUIET_WINDOW_MIN_S), QUIET_WINDOW_MAX_S, remaining / 4)
+
+    def _settle_foreign_threads(self, deadline: float) -> tuple[str, float] | None:
+        """Wait until every watched thread has ended, is parked, or stayed quiet for the window.
+
+        None when no foreign thread is involved; ("work", 0) when one handed work to the loop or
+        executor, which is then run first.
+        """
+        self._scan_trace()
+        threads = self.threads.watched(self._signalling)
+        if not threads:
+            return None
+        window = self.quiet_window(deadline)
+        stable_since = silent_since = time.monotonic()
+        snapshot = None
+        while True:
+            if self._has_pending_work():
+                return "work", 0.0
+            if self.broken():
+                return "violation", 0.0
+            states = ThreadWatch.states(threads)
+            kinds = {state.kind for state in states.values()}
+            now = time.monotonic()
+            if kinds <= {"ended"}:
+                self._scan_trace()
+                more = self.threads.watched(self._signalling)
+                if not more.keys() - threads.keys():
+                    return "threads-joined", 0.0
+                threads = more
+                continue
+            changed = (len(self.trace), {i: s.where for i, s in states.items() if s.kind in ("blocked", "running")})
+            if changed[0] != (snapshot or (None,))[0]:
+                silent_since = now
+            if changed != snapshot:
+                snapshot, stable_since = changed, now
+            needed = window if kinds & {"blocked", "running"} else 0.0  # a parked thread is read exactly
+            if "running" in kinds and "timer" not in kinds and now - silent_since >= max(SPINNING_QUIET_S, window):
+                return "quiet-period", window  # it keeps running, but has produced nothing for long
+            busy = bool(kinds & {"timer", "running"})
+            if not busy and now - stable_since >= needed:
+                return ("quiet-period", window) if "blocked" in kinds else ("threads-parked", 0.0)
+            if now >= deadline:
+                raise SettleTimeout(f"the implementation's own threads were still busy at the deadline: "
+                                    f"{describe(threads, states)}")
+            timers = [s.due_s for s in states.values() if s.kind == "timer"]
+            pause = min(timers + [needed - (now - stable_since) if not busy else 0.001, deadline - now])
+            self.trace.wait_for_more(changed[0], max(0.0005, min(pause, 0.05)))
+            self._scan_trace()
+            threads = {**threads, **self.threads.watched(self._signalling)}
+            window = max(window, self.quiet_window(deadline))
+
+    def await_signal(self, arrived: Callable[[], bool], deadline: float) -> bool:
+        """Wait for a signal a check expects to have arrived by now. Settling here is exact: once settled, what
+        has not arrived will not arrive without outside input."""
+        return arrived()
+
+    def close(self) -> None:
+        if self.executor is not None:
+            self.executor.shutdown(wait=False, cancel_futures=True)
+        loop = self.loop
+        if loop is not None and not loop.is_closed() and not loop.is_running():
+            from rstck.core.loops import cancel_leftover_tasks
+
+            cancel_leftover_tasks(loop)
+            loop.close()
+
+
+class FixedDelaySettler(Settler):
+    """The JVM TCK's way: wait a fixed time and look once. Kept only as a benchmark baseline."""
+
+    def __init__(self, trace: Trace, delay_s: float):
+        super().__init__(trace)
+        self.delay_s = delay_s
+
+    def settle(self, deadline: float) -> SettleOutcome:
+        started = time.monotonic()
+        end = started + self.delay_s
+        while time.monotonic() < end:  # the asyncio loop only runs when someone runs it
+            if self.loop is not None and not self.loop.is_closed():
+                import asyncio
+
+                self.loop.run_until_complete(asyncio.sleep(min(0.005, end - time.monotonic())))
+            else:
+                time.sleep(end - time.monotonic())
+        return SettleOutcome("fixed-delay", time.monotonic() - started)

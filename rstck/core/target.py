@@ -1,0 +1,187 @@
+"""Targets: what an adapter hands to the rules.
+
+A target makes the objects under test (through factories), says what it offers
+(capabilities, the most elements a publisher can make, the error types its language uses),
+decides how the kit calls into the implementation and how it settles. Adapters, one per kind
+of implementation, live in `rstck.adapters`; the core keeps only what every adapter shares.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import weakref
+from typing import TYPE_CHECKING, Any, Callable
+
+from rstck.core.probes import ProbeObserver
+from rstck.core.session import Session
+from rstck.core.settle import DEFAULT_DEADLINE_S, RESPONSIVENESS_BOUND_S, Settler
+from rstck.core.signals import Trace
+from rstck.core.verdict import NotApplicable
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from rstck.core.executor import InstrumentedExecutor
+
+
+@dataclasses.dataclass(frozen=True)
+class Profile:
+    """How a language maps the spec's error types. Errors are matched by class name."""
+
+    name: str
+    type_error: str  # null arguments (1.9, 2.13)
+    range_error: str  # request(n <= 0) (3.9)
+
+
+PYTHON = Profile("python", type_error="TypeError", range_error="ValueError")
+
+
+@dataclasses.dataclass(frozen=True)
+class DraftProfile:
+    """How a target maps the early SPI draft (the spi-draft profile, docs/spi-draft.md): the name of its
+    `requestMore`, and the class names its Java exceptions are matched by (a base class name matches too)."""
+
+    request_more: str = "request_more"  # a target built on the final spec: "request"
+    illegal_state: str = "RuntimeError"  # java.lang.IllegalStateException
+    illegal_argument: str = "ValueError"  # java.lang.IllegalArgumentException
+
+
+# A target built on the final spec, run under the spi-draft profile: its `request` is the draft's requestMore.
+FINAL_SPEC_NAMES = DraftProfile(request_more="request")
+
+# What a target can offer; a check that needs something a target lacks is n/a.
+FACTORY_CAPABILITIES = ("publisher", "failed_publisher", "subscriber", "processor")
+
+
+class Target:
+    """Base of all targets. Adapters subclass it and fill in the factories they support."""
+
+    name: str = "target"
+    profile: Profile = PYTHON
+    spi_draft: DraftProfile = DraftProfile()  # read only by the spi-draft profile's checks
+    max_elements: int | None = None
+    capabilities: frozenset[str] = frozenset()
+    quiet_period_s: float | None = None
+    responsiveness_bound_s: float = RESPONSIVENESS_BOUND_S
+    stream_length: int = 0  # the stress mode (--stream-length): how long the streaming checks' streams are
+    loaded_as: str = ""  # MODULE:ATTR, when the user named it so: reports say how to run it again
+    fuzz_phase: bool = True  # whether `rstck check` fuzzes it after the checks (`rstck fuzz` runs it anyway)
+
+    def __init__(self) -> None:
+        self._active: Session | None = None
+        # Calls that hung in a check, by method, with the check: the same hang later is recognised quickly.
+        self.known_hangs: dict[str, str] = {}
+        self._by_thread: weakref.WeakKeyDictionary[threading.Thread, Session] = weakref.WeakKeyDictionary()
+
+    def new_publisher(self, session: Session, n: int) -> Any:
+        raise NotApplicable("this target offers no publisher")
+
+    def new_failed_publisher(self, session: Session) -> Any:
+        raise NotApplicable("this target offers no failed publisher (create_failed_publisher)")
+
+    def new_subscriber(self, session: Session) -> Any:
+        raise NotApplicable("this target offers no subscriber")
+
+    def new_whitebox_subscriber(self, session: Session, observer: ProbeObserver) -> Any:
+        raise NotApplicable("this target offers no white-box subscriber (create_whitebox_subscriber)")
+
+    def new_processor(self, session: Session) -> Any:
+        raise NotApplicable("this target offers no processor")
+
+    def prepare(self) -> None:
+        """Get ready before the first check (e.g. start a Spark session), outside every check's deadline;
+        BadInput says why the target cannot be used at all. `rstck check` and fuzz shards call it once."""
+
+    def not_observable(self, rule: str) -> str | None:
+        """Why catalogue item `rule` cannot be observed through this target (its checks are then n/a)."""
+        return None
+
+    def make_settler(self, trace: Trace) -> Settler:
+        return Settler(trace, quiet_period_s=self.quiet_period_s)
+
+    def invoke(self, session: Session, function: Callable[..., Any], args: tuple) -> Any:
+        """Make one call into the implementation (a factory, subscribe, request, an on_* signal)."""
+        return function(*args)
+
+    def loop_retry(self, exc: BaseException, call: str) -> BaseException | None:
+        """Whether `exc`, raised by `call`, shows that the way the kit makes its calls does not suit the
+        implementation (see the in-process adapter): the exception that starts the check over, or None."""
+        return None
+
+    def open_session(self, deadline_s: float = DEFAULT_DEADLINE_S) -> Session:
+        session = Session(self, deadline_s)
+        self._active = session
+        return session
+
+    def session_closed(self, session: Session) -> None:
+        if self._active is session:
+            self._active = None
+
+    def bind_thread(self, thread: threading.Thread, session: Session) -> None:
+        """`thread` runs `session`'s check: what it asks of the target (target.executor, target.loop) is that
+        session's, even once another check is the active one (an abandoned check's leftovers)."""
+        self._by_thread[thread] = session
+
+    # Implementations reach the active session's loop and executor through the target,
+    # so factories can be written once: lambda n: MyPublisher(range(n), target.executor).
+    @property
+    def executor(self) -> InstrumentedExecutor:
+        return self._require_session("executor").executor
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        return self._require_session("loop").loop
+
+    def _require_session(self, what: str) -> Session:
+        session = self._by_thread.get(threading.current_thread()) or self._active
+        if session is None:
+            raise RuntimeError(f"target.{what} exists only while a check runs: use it inside a factory")
+        return session
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name}>"
+
+
+def load_target(spec: str) -> Target:
+    """Import `module:attribute` and return the Target it names, or the network target a URL names
+    (tcp://HOST:PORT), or the Node target of a JavaScript module (node:PATH, node-stream:PATH); BadInput says
+    what to fix."""
+    import importlib
+    import os
+    import sys
+
+    from rstck.adapters.network import network_target
+    from rstck.core.verdict import BadInput
+
+    network = network_target(spec)
+    if network is not None:
+        return network
+    if spec.startswith(("node:", "node-stream:")):
+        from rstck.adapters.node import node_target  # imported only for a node: or node-stream: spec
+
+        return node_target(spec)
+
+    module_name, sep, attribute = spec.partition(":")
+    if not sep or not module_name or not attribute:
+        raise BadInput(f"target {spec!r}: write it as MODULE:ATTRIBUTE, e.g. mypkg.tck:target")
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())  # as `python -m` would: the user's project is importable
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise BadInput(f"target {spec!r}: cannot import {module_name!r} ({exc}); "
+                       "run from your project's root or install it") from exc
+    except Exception as exc:
+        raise BadInput(f"target {spec!r}: importing {module_name!r} raised {type(exc).__name__}: {exc}") from exc
+    try:
+        target = getattr(module, attribute)
+    except AttributeError:
+        raise BadInput(f"target {spec!r}: module {module_name!r} has no attribute {attribute!r}") from None
+    if not isinstance(target, Target):
+        raise BadInput(f"target {spec!r} is a {type(target).__name__}, not a target: "
+                       "assign rstck.InProcessTarget(create_publisher=...) to it")
+    if target.name in ("target", "in-process target"):
+        target.name = spec
+    target.loaded_as = spec
+    return target

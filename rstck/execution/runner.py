@@ -1,0 +1,298 @@
+"""Runs one check against one target and turns what happened into a Result.
+
+Each check runs on its own thread, so that a publisher that deadlocks the caller
+fails its check by deadline instead of hanging the run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import textwrap
+import threading
+import time
+import traceback
+from typing import Any
+
+from rstck.core.checks import Check
+from rstck.execution.rows import SCHEMA_VERSION, recorded_now
+from rstck.core.catalog import load_catalog
+from rstck.core.capture import reports_into
+from rstck.core.session import Outstanding, RetryCallMode, Session
+from rstck.core.settle import DEFAULT_DEADLINE_S, SettleTimeout, hang_grace
+from rstck.core.signals import show
+from rstck.core.target import Target
+from rstck.core.threads import mark_kit_thread
+from rstck.core.verdict import LEVEL_VERDICTS, BadInput, NotApplicable, RuleViolation, TargetError, Unsupported, Verdict
+
+_KIT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the rstck package
+
+# How often the runner looks at a running check, and how long a call that hung in an earlier check of
+# the same target may be under way before it counts as the same hang.
+WAIT_TICK_S = 0.05
+# What each element of the stress mode's streams adds to a check's deadline.
+STREAM_ELEMENT_ALLOWANCE_S = 10e-6
+KNOWN_HANG_S = 0.25  # as long as request and cancel may take anyway (3.4, 3.5), unless the target allows more
+
+@dataclasses.dataclass
+class Result:
+    """One result row: the JSON Lines record every check produces (its schema: rstck/execution/rows.py)."""
+
+    target: str
+    spec: str
+    rule: str
+    level: str
+    check: str
+    role: str
+    verdict: Verdict
+    violated: str = ""  # the item actually violated, when it differs from `rule`
+    duration_s: float = 0.0
+    message: str = ""
+    trace: str = ""
+    settled_by: str = "idle"
+    timed_out: bool = False
+    node_id: str = ""
+    seed: str = ""
+    replay: str = ""  # the command that replays a fuzz finding
+    implementation: str = ""  # the target the user named (a processor's views share it); `target` when empty
+    loaded_as: str = ""  # MODULE:ATTR of the target, when it was loaded by that name
+    description: str = ""  # what the check does: the first paragraph of its docstring
+    deviation: dict[str, str] | None = None  # the allowlist entry that made a failure `allowed`
+    # Items other than `violated` this check decided too, each {rule, verdict, reason}: another sentence the
+    # same behaviour broke, or the check's own item when another's finding did not keep it from deciding.
+    also_charged: list[dict[str, str]] = dataclasses.field(default_factory=list)
+    recorded_at: str = dataclasses.field(default_factory=recorded_now)
+
+    reason: str = ""  # one line, for tables
+    # Threads an abandoned check left busy (not part of the row): the CLI starts a fresh worker process.
+    leftovers: list[str] = dataclasses.field(default_factory=list, repr=False, compare=False)
+
+    def row(self) -> dict[str, Any]:
+        row = {"schema": SCHEMA_VERSION, **dataclasses.asdict(self)}
+        row.pop("leftovers")
+        row["verdict"] = self.verdict.value
+        row["implementation"] = self.implementation or self.target
+        # The sentence travels with the row: a report of a later version reads it without this catalogue.
+        item = load_catalog()[self.rule] if self.rule in load_catalog() else None
+        row["section"], row["text"] = (item.section, item.text) if item else ("", "")
+        return row
+
+
+# The fields of a result row (JSON Lines).
+ROW_FIELDS = ("schema", *(f.name for f in dataclasses.fields(Result) if f.name != "leftovers"), "section", "text")
+
+
+def missing_capability(check: Check, target: Target) -> str | None:
+    lacking = sorted(check.needs - target.capabilities)
+    return f"the target offers no {', '.join(lacking)}" if lacking else None
+
+
+def run_check(check: Check, target: Target, *, timeout_s: float = DEFAULT_DEADLINE_S) -> Result:
+    """Run one check against one target; its result row. In the stress mode each check's deadline grows
+    with the stream length (a bound from the subject's own size, not a guess)."""
+    timeout_s += target.stream_length * STREAM_ELEMENT_ALLOWANCE_S
+    item = load_catalog()[check.rule]
+    result = Result(target=target.name, spec=item.spec, rule=check.rule, level=item.level,
+                    check=check.name, role=check.role, verdict=Verdict.PASS,
+                    implementation=getattr(target, "base", target).name, description=check.doc,
+                    loaded_as=getattr(target, "base", target).loaded_as)
+    lacking = missing_capability(check, target)
+    unobservable = target.not_observable(check.rule)
+    if unobservable:
+        result.verdict, result.reason = Verdict.NOT_APPLICABLE, f"not observable through this target: {unobservable}"
+        result.message = f"n/a: {result.reason}"
+        return result
+    if lacking:
+        result.verdict, result.reason = Verdict.NOT_APPLICABLE, lacking
+        result.message = f"n/a: {lacking}"
+        return result
+
+    started = time.monotonic()
+    for attempt in (1, 2):  # a second time only if the implementation runs an event loop of its own
+        session, raised, hang = _run_on_worker(check, target, timeout_s)
+        if hang is not None or not (raised and isinstance(raised[0], RetryCallMode) and attempt == 1):
+            break
+    result.duration_s = round(time.monotonic() - started, 6)
+    if hang is not None:
+        session.abandon()
+        _judge_hang(result, session, hang)
+    else:
+        _judge(result, session, raised[0] if raised else None)
+        session.seal()
+    result.leftovers = session.leftovers()
+    result.settled_by = ",".join(session.settled_by) or "idle"
+    result.trace = session.trace.render()
+    if result.verdict not in (Verdict.PASS,) and result.trace:
+        result.message = f"{result.message}\n  trace:\n{textwrap.indent(result.trace, '  ')}"
+    return result
+
+
+@dataclasses.dataclass
+class Hang:
+    """Why the runner stopped waiting for a check: the call it was stuck in (None: the check's own code)."""
+
+    stuck: Outstanding | None
+    waited_s: float
+    known_from: str = ""  # the check in which the same call hung first, when it was recognised by that
+
+
+def _run_on_worker(check: Check, target: Target, timeout_s: float) -> tuple[Session, list[BaseException],
+                                                                          Hang | None]:
+    """Run the check on a thread of its own; the session, what the check raised, and a hang if it did."""
+    session = target.open_session(timeout_s)
+    raised: list[BaseException] = []
+
+    def body() -> None:
+        session.check_thread = threading.current_thread()
+        try:
+            check.func(session)
+            session.finish()
+        except BaseException as exc:  # judged below, on the runner's thread
+            raised.append(exc)
+        finally:
+            if not session.abandoned:
+                session.close()  # on the check's own thread: winding its loop down is bounded by the deadline
+
+    worker = threading.Thread(target=body, name=f"rstck-check-{check.rule}", daemon=True)
+    mark_kit_thread(worker)
+    with reports_into(lambda: session):
+        worker.start()
+        hang = _wait(worker, session, target, check, timeout_s)
+    return session, raised, hang
+
+
+def _wait(worker: threading.Thread, session: Session, target: Target, check: Check, timeout_s: float) -> Hang | None:
+    """Wait for the check to end. It hangs once it outlives its deadline (and a grace), or once a call that
+    hung in an earlier check has been under way for KNOWN_HANG_S: a hang costs its full deadline once."""
+    started = time.monotonic()
+    end = started + timeout_s + hang_grace(timeout_s)
+    while True:
+        worker.join(WAIT_TICK_S)
+        if not worker.is_alive():
+            return None
+        now = time.monotonic()
+        stuck = session.outstanding[-1] if session.outstanding else None
+        first = target.known_hangs.get(stuck.method) if stuck is not None else None
+        if first is not None and now - stuck.since >= max(KNOWN_HANG_S, target.responsiveness_bound_s):
+            return Hang(stuck, now - stuck.since, known_from=first)
+        if now >= end:
+            if stuck is not None:
+                target.known_hangs.setdefault(stuck.method, f"{check.rule} {check.name}")
+            return Hang(stuck, now - started)
+
+
+def _judge(result: Result, session: Session, exc: BaseException | None) -> None:
+    if session.kit_faults:
+        fault = session.kit_faults[0]
+        result.verdict, result.reason = Verdict.ERROR, f"the kit broke rule {fault.rule} itself: {fault.observed}"
+        result.message = f"error: {result.reason} (a defect of rstck, not of the target)"
+        return
+    if exc is None and session.kit_errors:
+        exc = session.kit_errors[0]
+    if session.violations and not isinstance(exc, (TargetError, BadInput)):
+        # What the probes saw happened before whatever ended the check: the most severe of those and the
+        # check's own finding is the verdict, and every other item found broken is charged as well.
+        exc = _charge_every_finding(result, session, exc)
+    if exc is None:
+        return
+    if isinstance(exc, RuleViolation):
+        _violation(result, exc)
+    elif isinstance(exc, SettleTimeout):
+        result.timed_out = True
+        _violation(result, RuleViolation(result.rule, "the target to settle (no pending work) within the deadline",
+                                         str(exc), timed_out=True))
+    elif isinstance(exc, Unsupported):
+        result.verdict, result.reason = Verdict.UNSUPPORTED, str(exc)
+        result.message = f"unsupported: {exc}"
+    elif isinstance(exc, NotApplicable):
+        result.verdict, result.reason = Verdict.NOT_APPLICABLE, str(exc)
+        result.message = f"n/a: {exc}"
+    elif isinstance(exc, (TargetError, BadInput)):
+        result.verdict, result.reason = Verdict.ERROR, str(exc).splitlines()[0]
+        result.message = f"error: {exc}"
+    else:
+        result.verdict = Verdict.ERROR
+        frames = traceback.extract_tb(exc.__traceback__)
+        if frames and not frames[-1].filename.startswith(_KIT):
+            where = f"{frames[-1].filename}:{frames[-1].lineno} ({frames[-1].name})"
+            result.reason = f"the target's own code raised {show(exc)} at {where} while the check examined it"
+            result.message = f"error: {result.reason}"
+            return
+        tb = "".join(traceback.format_exception(exc)).rstrip()
+        result.reason = f"the kit broke: {show(exc)}"
+        result.message = f"error: {result.reason}\n{textwrap.indent(tb, '    ')}"
+
+
+def _charge_every_finding(result: Result, session: Session, exc: BaseException | None) -> RuleViolation:
+    """The finding the row's verdict is (the most severe; the first recorded among equals), with every other
+    item found broken, and the check's own item when it was decided all the same, in `also_charged`: one
+    behaviour that breaks two sentences fails both items."""
+    catalog = load_catalog()
+    findings = list(session.violations)
+    if isinstance(exc, RuleViolation) and all(exc is not v for v in findings):
+        findings.append(exc)
+    first_of: dict[str, RuleViolation] = {}
+    for finding in findings:
+        first_of.setdefault(finding.rule, finding)
+    primary = catalog.most_severe(findings)
+    for rule, finding in first_of.items():
+        if rule != primary.rule:
+            verdict = LEVEL_VERDICTS[catalog[rule].level].value
+            result.also_charged.append({"rule": rule, "verdict": verdict, "reason": _reason(finding)})
+    if primary.rule != result.rule and result.rule not in first_of:
+        if isinstance(exc, (Unsupported, NotApplicable)):  # the check decided its own item all the same
+            verdict = Verdict.UNSUPPORTED if isinstance(exc, Unsupported) else Verdict.NOT_APPLICABLE
+            result.also_charged.append({"rule": result.rule, "verdict": verdict.value, "reason": str(exc)})
+        elif session.check_returned:  # it ran to its end: nothing it expected was missing
+            result.also_charged.append({"rule": result.rule, "verdict": Verdict.PASS.value, "reason": ""})
+    return primary
+
+
+def _reason(violation: RuleViolation) -> str:
+    return f"{violation.rule}: expected {violation.expected}; observed {violation.observed}" + (
+        " (decided by a deadline)" if violation.timed_out else "")
+
+
+def _judge_hang(result: Result, session: Session, hang: Hang) -> None:
+    """The check thread never came back: charge the call it is stuck in, unless something it saw before
+    weighs more (a hang never hides a violation recorded before it)."""
+    stuck = hang.stuck
+    how_long = f"it had not returned after {hang.waited_s:.1f} s"
+    if hang.known_from:
+        how_long += f", and it never returned in {hang.known_from}"
+    if stuck is not None and not stuck.rule:  # a factory: the target is broken, not a rule
+        result.timed_out = True
+        result.verdict, result.reason = Verdict.ERROR, f"{stuck.text} never returned: the target's factory hangs"
+        result.message = f"error: {result.reason} ({how_long}; decided by a deadline)"
+        return
+    if stuck is not None:
+        hang_violation = RuleViolation(stuck.rule, f"{stuck.text} to return", how_long, timed_out=True)
+    else:
+        hang_violation = RuleViolation(result.rule, "the check to finish", how_long.replace("it had not returned",
+                                                                                            "it was still running"),
+                                       timed_out=True)
+    if session.violations:
+        earlier = load_catalog().most_severe(session.violations + [hang_violation])
+        if earlier is not hang_violation:
+            _violation(result, earlier)
+            result.message += f"\n  then: {hang_violation.expected}: {hang_violation.observed} (decided by a deadline)"
+            return
+    result.timed_out = True
+    _violation(result, hang_violation)
+
+
+def _violation(result: Result, violation: RuleViolation) -> None:
+    item = load_catalog()[violation.rule]
+    result.verdict = LEVEL_VERDICTS[item.level]
+    result.timed_out = result.timed_out or violation.timed_out
+    result.violated = violation.rule
+    header = f"{item.id} {item.level}: {item.text}"
+    if violation.rule != result.rule:
+        header = f"(while checking {result.rule} {result.check}) {header}"
+    bound = " (decided by a deadline)" if result.timed_out else ""
+    result.reason = f"{violation.rule}: expected {violation.expected}; observed {violation.observed}{bound}"
+    result.message = (f"{header}\n  expected: {violation.expected}\n"
+                      f"  observed: {violation.observed}{bound}")
+    for other in result.also_charged:
+        if other["verdict"] != Verdict.PASS.value:
+            result.message += f"\n  also {other['verdict']}: {other['reason']}"

@@ -1,0 +1,121 @@
+"""Fuzz items for pytest: one per role a configured target offers, marked `fuzz`.
+
+Every target the plugin collects (`--rstck-target`, or a Verification subclass) also gets
+`fuzz-publisher` / `fuzz-subscriber` / `fuzz-processor` items, marked `fuzz`, the role, and
+`rstck(spec=..., role=...)`, so `pytest -m fuzz` and `pytest -m "not fuzz"` split a run. A
+rule selection (`--rstck-rules`, `Verification.rules`) narrows a run to checks: no fuzz items.
+
+The budget is the rstck-ci profile's unless $RSTCK_FUZZ_PROFILE names another; seeds start at
+0, so an item does the same each run (the example database under <rootdir>/.rstck/hypothesis
+adds only replays of failures found before). `RSTCK_FUZZ_REPLAY=SEED[:BLOB] pytest NODEID`
+replays one case.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from typing import Any
+
+import pytest
+
+from rstck.core.settle import DEFAULT_DEADLINE_S
+from rstck.core.target import Target
+from rstck.fuzz.budgets import DEFAULT_DATABASE, PROFILES, ROLES, choose_profile
+from rstck.execution.supervise import runs_in_process
+from rstck.fuzz.campaign import Shard, ShardOutcome, run_shard_isolated_on, run_shard_on
+from rstck.fuzz.report import SPEC, describe, merge, result_row
+
+REPLAY_ENV = "RSTCK_FUZZ_REPLAY"
+_TOKEN = re.compile(r"^(\d+)(?::([A-Za-z0-9+/=]+))?$")
+
+
+def fuzz_items(collector: pytest.Collector, target: Target, subjects: frozenset[str], *,
+               rules: str | None = None) -> list[pytest.Item]:
+    """The fuzz items of `target` for the roles it offers among `subjects` (none for a target whose fuzzing is
+    only on request, as a network server's: see Target.fuzz_phase)."""
+    if rules or not target.fuzz_phase:
+        return []
+    return [FuzzItem.from_parent(collector, name=f"fuzz-{role}", target=target, role=role)
+            for role in ROLES if role in target.capabilities and role in subjects]
+
+
+class FuzzFailed(AssertionError):
+    """A fuzz item found violations; the message holds each one's rule, trace and replay command."""
+
+
+class FuzzError(Exception):
+    """The fuzz item could not run to the end (a factory raised, a worker broke)."""
+
+
+class FuzzItem(pytest.Item):
+    def __init__(self, *, target: Target, role: str, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.target = target
+        self.role = role
+        self.outcome: ShardOutcome | None = None
+        self.messages: list[tuple[str, str]] = []
+        self.add_marker(pytest.mark.fuzz)
+        self.add_marker(getattr(pytest.mark, role))
+        self.add_marker(pytest.mark.rstck(spec=SPEC, role=role))
+        self.user_properties.append(("rstck_fuzz_role", role))
+
+    def _shard(self) -> tuple[Shard, str | None]:
+        profile = choose_profile(ci_default=True)
+        budget = PROFILES[profile]
+        verification = getattr(self.parent, "verification", None)
+        timeout = (self.config.getoption("rstck_timeout", None) or getattr(verification, "timeout_s", None)
+                   or DEFAULT_DEADLINE_S)
+        common = dict(target=self.target.name, role=self.role, examples_per_run=budget.examples_per_run,
+                      steps=budget.steps, profile=profile, timeout_s=timeout, shrink_time_s=budget.shrink_time_s)
+        replay = os.environ.get(REPLAY_ENV)
+        if replay:
+            match = _TOKEN.match(replay)
+            if not match:
+                raise pytest.UsageError(f"${REPLAY_ENV}={replay!r}: write it as SEED or SEED:BLOB")
+            return Shard(first_seed=int(match.group(1)), runs=1, **common), match.group(2)
+        database = str(self.config.rootpath / DEFAULT_DATABASE)
+        runs = math.ceil(budget.examples / budget.examples_per_run)
+        return Shard(first_seed=0, runs=runs, examples=budget.examples, database=database, replay_saved=True,
+                     **common), None
+
+    def setup(self) -> None:
+        shard, blob = self._shard()
+        if runs_in_process(self.config.getoption("rstck_in_process", False)):
+            self.outcome = outcome = run_shard_on(self.target, shard, blob=blob)
+        else:  # a target that ends the process costs this item an error naming the call, not the pytest run
+            self.outcome = outcome = run_shard_isolated_on(self.target, shard, blob=blob)
+        merged = merge(outcome.findings)
+        results = _results_file(self.config)
+        self.rstck_rows = []  # reported with the setup report (rstck/plugin/__init__.py)
+        for finding, _count in merged:
+            replay = f"{REPLAY_ENV}={finding.replay} pytest '{self.nodeid}'"
+            self.messages.append((finding.kind, describe(finding, replay)))
+            result = result_row(finding, target_name=self.target.name, replay=replay, duration_s=outcome.duration_s,
+                                node_id=self.nodeid, loaded_as=self.target.loaded_as)
+            self.rstck_rows.append(result.row())
+            if results is not None:
+                results.write(result)
+        self.user_properties.append(("rstck_fuzz_examples", outcome.examples))
+        if self.messages and all(kind == "error" for kind, _ in self.messages):
+            raise FuzzError("\n\n".join(text for _, text in self.messages))
+
+    def runtest(self) -> None:
+        violations = [text for kind, text in self.messages if kind == "violation"]
+        if violations:
+            raise FuzzFailed("\n\n".join(violations))
+
+    def repr_failure(self, excinfo, style=None):
+        if isinstance(excinfo.value, (FuzzFailed, FuzzError)):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style)
+
+    def reportinfo(self):
+        return self.path, None, f"fuzz {self.role}"
+
+
+def _results_file(config: pytest.Config) -> Any:
+    from rstck import plugin  # the plugin's one JSON Lines file per worker
+
+    return config.stash.get(plugin._RESULTS, None)
