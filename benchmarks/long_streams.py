@@ -19,7 +19,7 @@ import sys
 import threading
 import time
 
-from rstck.adapters.inprocess import InProcessTarget
+from rstck.adapters.inprocess.target import InProcessTarget
 from rstck.reference.publishers import IterablePublisher
 
 GOAL_RATIO = 3.0

@@ -1,5 +1,10 @@
-"""rstck: a conformance test kit and fuzzing harness for Reactive Streams."""
+"""rstck: a conformance test kit and fuzzing harness for Reactive Streams.
 
+What an implementer touches is here, loaded when first used: importing rstck imports nothing else, so the
+command starts fast and a user's module that builds a target pays only for what it names.
+"""
+
+import importlib
 import sys
 
 
@@ -16,13 +21,31 @@ def _leave_the_kits_assertions_alone() -> None:
 
 _leave_the_kits_assertions_alone()
 
-from rstck.adapters.inprocess import InProcessTarget
-from rstck.core.checks import rule
-from rstck.core.target import DraftProfile, Profile, Target
-from rstck.core.verdict import NotApplicable, RuleViolation, Unsupported, Verdict
-from rstck.plugin.verification import (ProcessorVerification, PublisherVerification, SubscriberVerification,
-                           Verification)
+# The public names, and the module each comes from.
+_PUBLIC = {
+    "DraftProfile": "rstck.core.target",
+    "InProcessTarget": "rstck.adapters.inprocess.target",
+    "NotApplicable": "rstck.core.verdict",
+    "ProcessorVerification": "rstck.execution.verification",
+    "Profile": "rstck.core.target",
+    "PublisherVerification": "rstck.execution.verification",
+    "RuleViolation": "rstck.core.verdict",
+    "SubscriberVerification": "rstck.execution.verification",
+    "Target": "rstck.core.target",
+    "Unsupported": "rstck.core.verdict",
+    "Verdict": "rstck.core.verdict",
+    "Verification": "rstck.execution.verification",
+    "rule": "rstck.core.checks",
+}
 
+
+def __getattr__(name: str):
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
 
 
 def connect(url: str, **options):
@@ -33,5 +56,8 @@ def connect(url: str, **options):
     return connect_threaded(url, **options)
 
 
-__all__ = ["DraftProfile", "InProcessTarget", "connect", "NotApplicable", "ProcessorVerification", "Profile", "PublisherVerification",
-           "RuleViolation", "SubscriberVerification", "Target", "Unsupported", "Verdict", "Verification", "rule"]
+__all__ = sorted([*_PUBLIC, "connect"])
+
+
+def __dir__():
+    return __all__

@@ -18,6 +18,7 @@ from rstck.reports.items import SUMMARY_ORDER, gate_status, item_verdicts
 from rstck.execution.rows import read_rows, upgrade
 from rstck.core.checks import all_checks
 from rstck.core.catalog import ALL_PROFILE, DEFAULT_PROFILE, load_catalog
+from rstck.core.plugins import TargetOption, adapters, target_options
 from rstck.core.settle import DEFAULT_DEADLINE_S
 from rstck.core.signals import escape_controls
 from rstck.core.threads import end_process
@@ -57,12 +58,9 @@ def _parser() -> argparse.ArgumentParser:
 
     check = commands.add_parser("check", help="run every check the target can serve")
     check.add_argument("target", metavar="TARGET", nargs="?",
-                       help="the target: MODULE:ATTR (e.g. mypkg.tck:target), tcp://HOST:PORT for a server of "
-                            "the network protocol, node:PATH for a JavaScript module, or node-stream:PATH for "
-                            "JavaScript Node streams (docs/node.md)")
-    check.add_argument("--client", metavar="CMD",
-                       help="test a client of the network protocol: the kit listens and runs `CMD URL PUBLISHER` "
-                            "per case (docs/network.md)")
+                       help="the target: " + "; ".join(a.describes for a in adapters() if a.describes))
+    for option in target_options():  # what the installed adapters add (rstck/core/plugins.py)
+        check.add_argument(option.flag, metavar=option.metavar, help=option.help, dest=_dest(option))
     check.add_argument("--rules", help='rule ids or globs, comma-separated, ! excludes: "1.*,3.9", "*,!2.12"')
     check.add_argument("--profile", default=DEFAULT_PROFILE, metavar="NAME",
                        help="which checks run: default (every catalogue not opt-in), an opt-in profile "
@@ -81,9 +79,6 @@ def _parser() -> argparse.ArgumentParser:
                        help=f"examples per role in the fuzz phase (default {DEFAULT_FUZZ_EXAMPLES})")
     check.add_argument("--stream-length", type=int, default=0, metavar="N",
                        help="the stress mode: the checks that stream (1.1, 3.8, 3.17) deliver N elements")
-    check.add_argument("--spark-master", metavar="URL",
-                       help="the Spark master for Spark targets, e.g. spark://host:7077 (default: $RSTCK_SPARK_MASTER, "
-                            "else an embedded local[*] session; docs/spark.md)")
     check.add_argument("--in-process", action="store_true",
                        help="run the checks in this process, not a supervised worker (for a debugger); a target "
                             "that ends the process then ends the run")
@@ -117,20 +112,34 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _check(args: argparse.Namespace) -> int:
-    if (args.target is None) == (args.client is None):
-        raise BadInput("rstck check: name a target (MODULE:ATTR, tcp://HOST:PORT or node:PATH) or a client "
-                       "command (--client CMD), not both" if args.client else
-                       "rstck check: name a target (MODULE:ATTR, tcp://HOST:PORT or node:PATH), or --client CMD")
-    if args.client is not None:
-        if not args.client.strip():
-            raise BadInput("--client: the command is empty")
-        from rstck.adapters.network import CLIENT_PREFIX
+def _dest(option: TargetOption) -> str:
+    return "target_option_" + option.flag.lstrip("-").replace("-", "_")
 
-        args.target = CLIENT_PREFIX + args.client
+
+def _target(args: argparse.Namespace) -> None:
+    """The target string, from the TARGET argument or an adapter's option that names one (--client CMD); the
+    options that hand a value to the target through the environment set it for the worker that loads it."""
+    naming = [(option, getattr(args, _dest(option))) for option in target_options() if option.prefix]
+    given = [(option, value) for option, value in naming if value is not None]
+    flags = " or ".join(f"{option.flag} {option.metavar}" for option, _ in naming)
+    named = "a target (" + ", ".join(a.describes for a in adapters() if a.describes) + ")"
+    if (args.target is None) == (not given) or len(given) > 1:
+        raise BadInput(f"rstck check: name {named}" + (f" or {flags}, not both" if given else
+                                                       (f", or {flags}" if flags else "")))
+    if given:
+        option, value = given[0]
+        if not value.strip():
+            raise BadInput(f"{option.flag}: {option.metavar} is empty")
+        args.target = option.prefix + value
+    for option in target_options():
+        value = getattr(args, _dest(option))
+        if option.env and value:  # the worker process, where the target is loaded, inherits it
+            os.environ[option.env] = value
+
+
+def _check(args: argparse.Namespace) -> int:
+    _target(args)
     seconds("--timeout", args.timeout)
-    if args.spark_master:  # the worker process, where a Spark target starts its session, inherits it
-        os.environ["RSTCK_SPARK_MASTER"] = args.spark_master
     count("--fuzz-examples", args.fuzz_examples, minimum=1, maximum=MAX_FUZZ_EXAMPLES)
     if args.stream_length:  # 0: the stress mode is off
         count("--stream-length", args.stream_length, minimum=1, maximum=MAX_STREAM_LENGTH)

@@ -8,6 +8,7 @@ import functools
 import tomllib
 from importlib import resources
 
+from rstck.core.plugins import profiles
 from rstck.core.verdict import LEVEL_GROUPS, LEVEL_VERDICTS, BadInput
 
 
@@ -116,21 +117,21 @@ class Catalog:
         return matched
 
 
-CORE_SPEC = "reactive-streams"
-
-
 @functools.cache
 def load_catalog() -> Catalog:
+    """Every installed profile's catalogue (its package's catalogue.toml), in the profiles' order."""
     items: list[Item] = []
     opt_in: set[str] = set()
-    loaded = []
-    for package in resources.files("rstck.rules").iterdir():
-        entry = package / "catalogue.toml"
-        if entry.is_file():
-            loaded.append(tomllib.loads(entry.read_text(encoding="utf-8")))
-    # The core profile first, then the others by name: listings and reports read in that order.
-    for data in sorted(loaded, key=lambda d: (d["spec"]["name"] != CORE_SPEC, d["spec"]["name"])):
+    for profile in profiles():
+        entry = resources.files(profile.package) / "catalogue.toml"
+        try:
+            data = tomllib.loads(entry.read_text(encoding="utf-8"))
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise BadInput(f"profile {profile.name!r}: its catalogue {profile.package}/catalogue.toml cannot be "
+                           f"read: {exc}") from exc
         spec, url = data["spec"]["name"], data["spec"].get("url", "")
+        if spec != profile.name:
+            raise BadInput(f"profile {profile.name!r}: its catalogue names the spec {spec!r}")
         if data["spec"].get("opt_in", False):
             opt_in.add(spec)
         for raw in data["item"]:

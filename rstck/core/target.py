@@ -62,6 +62,8 @@ class Target:
     spi_draft: DraftProfile = DraftProfile()  # read only by the spi-draft profile's checks
     max_elements: int | None = None
     capabilities: frozenset[str] = frozenset()
+    # The subjects a target of this kind may serve: a run names those this one does not (its capabilities).
+    may_serve: frozenset[str] = frozenset()
     quiet_period_s: float | None = None
     responsiveness_bound_s: float = RESPONSIVENESS_BOUND_S
     stream_length: int = 0  # the stress mode (--stream-length): how long the streaming checks' streams are
@@ -88,6 +90,14 @@ class Target:
 
     def new_processor(self, session: Session) -> Any:
         raise NotApplicable("this target offers no processor")
+
+    def context(self, kind: str, session: Session, rule: str) -> Any:
+        """What a check of catalogue item `rule` is called with: its profile names the `kind` (rstck/core/plugins.py)
+        and the adapter supplies it (a network server's connections, a Node process's streams); the check's session
+        itself, with its probes and factories, by default."""
+        if kind == "session":
+            return session
+        raise NotApplicable(f"this target offers no {kind} for a check to use")
 
     def prepare(self) -> None:
         """Get ready before the first check (e.g. start a Spark session), outside every check's deadline;
@@ -144,27 +154,24 @@ class Target:
 
 
 def load_target(spec: str) -> Target:
-    """Import `module:attribute` and return the Target it names, or the network target a URL names
-    (tcp://HOST:PORT), or the Node target of a JavaScript module (node:PATH, node-stream:PATH); BadInput says
-    what to fix."""
+    """The target `spec` names: through the adapter whose scheme it starts with (tcp://HOST:PORT, node:PATH, ...,
+    rstck/core/plugins.py), else as MODULE:ATTR, a Target the user's module builds. BadInput says what to fix."""
     import importlib
     import os
     import sys
 
-    from rstck.adapters.network import network_target
+    from rstck.core.plugins import adapter_for, adapters
     from rstck.core.verdict import BadInput
 
-    network = network_target(spec)
-    if network is not None:
-        return network
-    if spec.startswith(("node:", "node-stream:")):
-        from rstck.adapters.node import node_target  # imported only for a node: or node-stream: spec
-
-        return node_target(spec)
-
+    adapter = adapter_for(spec)
+    if adapter is not None:
+        target = adapter.load(spec)
+        target.loaded_as = target.loaded_as or spec
+        return target
     module_name, sep, attribute = spec.partition(":")
     if not sep or not module_name or not attribute:
-        raise BadInput(f"target {spec!r}: write it as MODULE:ATTRIBUTE, e.g. mypkg.tck:target")
+        kinds = "; ".join(a.describes for a in adapters() if a.describes)
+        raise BadInput(f"target {spec!r}: write it as MODULE:ATTRIBUTE, e.g. mypkg.tck:target ({kinds})")
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())  # as `python -m` would: the user's project is importable
     try:

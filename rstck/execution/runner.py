@@ -145,7 +145,7 @@ def _run_on_worker(check: Check, target: Target, timeout_s: float) -> tuple[Sess
     def body() -> None:
         session.check_thread = threading.current_thread()
         try:
-            check.func(session)
+            check.func(target.context(check.context, session, check.rule))
             session.finish()
         except BaseException as exc:  # judged below, on the runner's thread
             raised.append(exc)

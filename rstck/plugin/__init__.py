@@ -24,44 +24,32 @@ from rstck.execution.plan import Planned, plan
 from rstck.reports.allure import ALLURE_MARKERS, allure_markers, attach_to_allure
 from rstck.execution.rows import upgrade
 from rstck.core.catalog import ALL_PROFILE, DEFAULT_PROFILE, load_catalog
+from rstck.core.plugins import profile_named, profiles
 from rstck.execution.runner import Result, run_check
 from rstck.core.settle import DEFAULT_DEADLINE_S
 from rstck.execution.supervise import CheckWorker, _planned_info, runs_in_process
 from rstck.core.target import Target, load_target
 from rstck.core.threads import end_process
 from rstck.core.verdict import BadInput, Verdict
-from rstck.plugin.verification import Verification
+from rstck.execution.verification import Verification
 
-MARKERS = {
-    "rstck(rule, spec, level)": "a check of a catalogue item, e.g. -m \"rstck(rule='3.9')\"",
-    "publisher": "checks of Publisher rules (1.x)",
-    "subscription": "checks of Subscription rules (3.x)",
-    "subscriber": "checks of Subscriber rules (2.x)",
-    "processor": "checks of Processor rules (4.x) and checks run against a processor",
-    "network": "checks of the network protocol's items (net.*)",
-    "spi_draft": "checks of the opt-in SPI draft profile (spi.*; --rstck-profile spi-draft)",
-    "subscribe": "SPI draft checks of Publisher::subscribe (spi.subscribe.*)",
-    "request_more": "SPI draft checks of Subscription::requestMore (spi.request-more.*)",
-    "cancel": "SPI draft checks of Subscription::cancel (spi.cancel.*)",
-    "on_next": "SPI draft checks of Subscriber::onSubscribe and onNext (spi.on-next.*)",
-    "on_terminal": "SPI draft checks of Subscriber::onComplete and onError (spi.on-terminal.*)",
-    "generally": "SPI draft checks of its \"Generally\" (spi.generally.*)",
-    "server": "network checks of a server, over TCP",
-    "client": "network checks of a client, run as a command against the kit's listener",
+# The kit's own markers; each installed profile adds its own between them (rstck/core/plugins.py).
+ITEM_MARKER = {"rstck(rule, spec, level)": "a check of a catalogue item, e.g. -m \"rstck(rule='3.9')\""}
+KIT_MARKERS = {
     "must": "checks of MUST / MUST NOT / REQUIRED items",
     "should": "checks of SHOULD / RECOMMENDED items",
     "may": "checks of MAY items",
     "fuzz": "Hypothesis state machines fuzzing signal orderings",
-    "node_stream": "checks of the Node stream contract's items (node.*)",
-    "jsgi": "checks of the JSGI stream extension's items (jsgi.*), on createJsgiStream()",
-    "stream": "Node stream checks of the Stream base class (createStream())",
-    "readable": "Node stream checks of a readable (createReadable(chunks))",
-    "writable": "Node stream checks of a writable (createWritable(options))",
-    "filter": "Node stream checks of a filter (createFilter())",
-    "duplex": "Node stream checks of a duplex (createDuplex())",
-    "base": "Node stream checks of the Stream base class's items (node.base.*)",
-    "guidelines": "Node stream checks of the contract's guidelines (node.guidelines.*)",
 }
+
+
+def markers() -> dict[str, str]:
+    """Every marker an rstck item may carry, with its help: the item's, each profile's, then the levels'."""
+    found = dict(ITEM_MARKER)
+    for profile in profiles():
+        for name, text in profile.markers.items():
+            found.setdefault(name, text)
+    return {**found, **KIT_MARKERS}
 
 
 class RstckWarning(UserWarning):
@@ -98,7 +86,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(_ReportedRows(config), "rstck-reported-rows")
-    for marker, text in {**MARKERS, **ALLURE_MARKERS}.items():
+    for marker, text in {**markers(), **ALLURE_MARKERS}.items():
         config.addinivalue_line("markers", f"{marker}: {text}")
     timeout = config.getoption("rstck_timeout", None)
     if timeout is not None:
@@ -314,12 +302,9 @@ class CheckItem(pytest.Item):
         for subject in {check.subject, "processor" if planned.view else check.subject} - {check.role}:
             self.add_marker(getattr(pytest.mark, subject))
         self.add_marker(getattr(pytest.mark, item.level_marker))
-        if item.spec == "network-protocol":
-            self.add_marker(pytest.mark.network)
-        if item.spec == "node-stream-contract":
-            self.add_marker(pytest.mark.node_stream)
-        elif item.spec == "spi-draft":
-            self.add_marker(pytest.mark.spi_draft)
+        marker = profile_named(item.spec).marker
+        if marker and marker not in {mark.name for mark in self.iter_markers()}:
+            self.add_marker(getattr(pytest.mark, marker))
         for marker in allure_markers(item, target=planned.target.name, role=check.role, doc=check.doc):
             self.add_marker(marker)
         self.user_properties += [("rule", check.rule), ("spec", item.spec), ("level", item.level)]

@@ -31,14 +31,14 @@ REPLAY_ENV = "RSTCK_FUZZ_REPLAY"
 _TOKEN = re.compile(r"^(\d+)(?::([A-Za-z0-9+/=]+))?$")
 
 
-def fuzz_items(collector: pytest.Collector, target: Target, subjects: frozenset[str], *,
+def fuzz_items(collector: pytest.Collector, target: Target, subjects: frozenset[str] | None, *,
                rules: str | None = None) -> list[pytest.Item]:
     """The fuzz items of `target` for the roles it offers among `subjects` (none for a target whose fuzzing is
     only on request, as a network server's: see Target.fuzz_phase)."""
     if rules or not target.fuzz_phase:
         return []
     return [FuzzItem.from_parent(collector, name=f"fuzz-{role}", target=target, role=role)
-            for role in ROLES if role in target.capabilities and role in subjects]
+            for role in ROLES if role in target.capabilities and (subjects is None or role in subjects)]
 
 
 class FuzzFailed(AssertionError):

@@ -23,22 +23,14 @@ pyspark only when a session or a DataFrame is used.
 from __future__ import annotations
 
 import concurrent.futures
-import itertools
 import logging
 import math
-import os
-import shutil
-import socket
-import sys
 import threading
-import uuid
 from collections.abc import Callable
-from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from rstck.api import MAX_DEMAND, Subscriber, Subscription
-from rstck.protocols.spark import (JOB_TIMEOUT_S, SparkJobFailed, SparkUnavailable, new_group, run_bounded,
-                                  spark_session, warm_up_parquet)
+from rstck.protocols.spark import (JOB_TIMEOUT_S, new_group, run_bounded)
 from rstck.reference.publishers import _IterablePublisherBase, _IterableSubscription
 from rstck.reference.subscribers import _Serial
 

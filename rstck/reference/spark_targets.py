@@ -7,7 +7,8 @@ Importing this module imports no pyspark; the session starts when a check run pr
 from __future__ import annotations
 
 from rstck.adapters.spark import SparkTarget
-from rstck.reference.spark import DataFrameSink, warm_up_parquet
+from rstck.protocols.spark import warm_up_parquet
+from rstck.reference.spark import DataFrameSink
 
 # The rows of spark.range(n), pulled as demand arrives; a failed publisher whose job raises.
 spark_publisher = SparkTarget(name="reference Spark DataFrame publisher")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rstck.adapters.inprocess import InProcessTarget
+from rstck.adapters.inprocess.target import InProcessTarget
 from rstck.core.target import FINAL_SPEC_NAMES
 from rstck.reference.processors import MapProcessor
 from rstck.reference.publishers import AsyncioPublisher, ExecutorPublisher, FailedPublisher, IterablePublisher

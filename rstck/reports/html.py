@@ -19,9 +19,8 @@ import shlex
 from importlib import resources
 from typing import Any
 
-from rstck.adapters.network import CLIENT_PREFIX
-from rstck.adapters.node import NODE_PREFIX, NODE_STREAM_PREFIX
 from rstck.core.catalog import load_catalog
+from rstck.core.plugins import adapter_for, profiles
 from rstck.core.signals import escape_controls
 from rstck.core.verdict import LEVEL_GROUPS, BadInput
 from rstck.reports.items import ItemVerdict, gate_status, item_verdicts
@@ -33,7 +32,6 @@ KEPT_CHARS = 100_000  # of a message or trace in the page at all: a report stays
 CELL_REASON_CHARS = 160
 _HEADLINE_VERDICTS = ["fail", "error", "allowed", "warn"]  # listed in a headline, in this order
 _MODULE_ATTR = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
-_SERVER_URL = re.compile(r"^tcp://[\w.\-\[\]:]+:\d+$")
 
 
 @dataclasses.dataclass
@@ -279,11 +277,8 @@ def _trends(history: Any) -> dict[str, list[Point]]:
 
 
 def _spec_title(spec: str) -> str:
-    return {"reactive-streams": "Reactive Streams (core profile)",
-            "spi-draft": "Reactive Streams SPI, early draft (opt-in profile spi-draft)",
-            "network-protocol": "Reactive Streams network protocol (draft)",
-            "node-stream-contract": "Node.js stream contract (2011 proposal)",
-            "jsgi-stream": "JSGI evented stream extension"}.get(spec, spec)
+    """The profile's title; the spec's own name for rows of a profile not installed here."""
+    return next((profile.title for profile in profiles() if profile.name == spec), spec)
 
 
 def _headline(name: str, rows: list[dict[str, Any]], verdicts: dict[str, ItemVerdict], details: list[Detail],
@@ -359,13 +354,12 @@ def _commands(row: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def _target_argument(loaded_as: str) -> str:
-    """The target as `rstck check` takes it: the string the user typed, for every kind `load_target` accepts
-    (MODULE:ATTR, tcp://HOST:PORT, node:PATH, node-stream:PATH, a --client command); the placeholder only for a
-    row that names no target the kit could load again (an older row, a name given in code)."""
-    if loaded_as.startswith(CLIENT_PREFIX):  # a client under test: its command
-        return f"--client {shlex.quote(loaded_as[len(CLIENT_PREFIX):])}"
-    if loaded_as.startswith((NODE_PREFIX, NODE_STREAM_PREFIX)) and loaded_as.partition(":")[2]:
-        return shlex.quote(loaded_as)  # a path may hold spaces or shell characters
-    if _MODULE_ATTR.match(loaded_as) or _SERVER_URL.match(loaded_as):
+    """The target as `rstck check` takes it: the string the user typed, as its adapter says it is named again
+    (MODULE:ATTR, tcp://HOST:PORT, node:PATH, --client CMD, ...); the placeholder only for a row that names no
+    target the kit could load again (an older row, a name given in code)."""
+    adapter = adapter_for(loaded_as)
+    if adapter is not None and loaded_as.partition(":")[2]:
+        return " ".join(shlex.quote(argument) for argument in adapter.command_arguments(loaded_as))
+    if _MODULE_ATTR.match(loaded_as):
         return loaded_as
     return "MODULE:ATTR"

@@ -9,10 +9,27 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # importing this package stays light: reports read CLIENT_PREFIX
+from rstck.core.plugins import Adapter, TargetOption
+
+if TYPE_CHECKING:  # importing this package stays light: it is the plug-in's description
     from rstck.core.target import Target
 
 CLIENT_PREFIX = "client-cmd:"  # how `--client CMD` names its target to a worker process
+
+
+def _rerun(spec: str) -> list[str]:
+    return ["--client", spec[len(CLIENT_PREFIX):]] if spec.startswith(CLIENT_PREFIX) else [spec]
+
+
+ADAPTER = Adapter(
+    name="network",
+    schemes=("tcp://", CLIENT_PREFIX),
+    loader="rstck.adapters.network:network_target",
+    describes="tcp://HOST:PORT for a server of the network protocol",
+    options=(TargetOption("--client", "CMD", "test a client of the network protocol: the kit listens and runs "
+                          "`CMD URL PUBLISHER` per case (docs/network.md)", prefix=CLIENT_PREFIX),),
+    rerun=_rerun,
+)
 
 
 def network_target(spec: str) -> Target | None:

@@ -110,14 +110,34 @@ class NetworkServerTarget(Target):
                                  f"{why}: {self.down_after_reset}")
         return TargetError(why)
 
-    def open_peer(self, session: Any, *, hello: bool = True) -> WirePeer:
-        """A fresh raw connection for a network check, closed (politely) when the check ends."""
+    def context(self, kind: str, session: Any, rule: str) -> Any:
+        return ServerConnections(self, session) if kind == "wire" else super().context(kind, session, rule)
+
+
+class ServerConnections:
+    """What a check of a server is called with: fresh connections to it, spoken frame by frame."""
+
+    def __init__(self, target: NetworkServerTarget, session: Any):
+        self.target = target
+        self.session = session
+
+    @property
+    def deadline(self) -> float:
+        return self.session.deadline
+
+    def connect(self, *, hello: bool = True) -> WirePeer:
+        """A fresh raw connection (clientHello sent unless not `hello`), closed (politely) when the check ends."""
         try:
-            peer = WirePeer.connect(session, self.address, hello=hello)
+            peer = WirePeer.connect(self.session, self.target.address, hello=hello)
         except PeerClosed as exc:
-            raise self.cannot_connect(str(exc)) from None
-        session.settler.peers.append(peer)
+            raise self.target.cannot_connect(str(exc)) from None
+        self.session.settler.peers.append(peer)
         return peer
+
+    def down_after(self, reason: str) -> None:
+        """The server stopped serving because of what this check did: the checks after it are blocked by this
+        check's finding, not in error."""
+        self.target.down_after_reset = reason
 
 
 def _close_politely(sock: socket.socket) -> None:

@@ -15,13 +15,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # importing this package stays light: load_target imports it for every node: spec
+from rstck.core.plugins import Adapter
+
+if TYPE_CHECKING:  # importing this package stays light: it is the plug-in's description
     from rstck.adapters.node.target import NodeTarget
 
 NODE_PREFIX = "node:"
 NODE_STREAM_PREFIX = "node-stream:"
 
-__all__ = ["NODE_PREFIX", "NODE_STREAM_PREFIX", "NodeTarget", "node_target"]
+ADAPTER = Adapter(
+    name="node",
+    schemes=(NODE_PREFIX, NODE_STREAM_PREFIX),
+    loader="rstck.adapters.node:node_target",
+    describes="node:PATH for a JavaScript module, node-stream:PATH for JavaScript Node streams (docs/node.md)",
+)
+
+__all__ = ["ADAPTER", "NODE_PREFIX", "NODE_STREAM_PREFIX", "NodeTarget", "node_target"]
 
 
 def __getattr__(name: str):

@@ -40,6 +40,8 @@ class NodeStreamTarget(NodeTarget):
     """The stream factories a JavaScript module exports, each check in a Node process of its own (the pool,
     the handshake and the settling of NodeTarget)."""
 
+    may_serve = frozenset({"stream", "readable", "writable", "filter", "duplex", "jsgi"})
+
     factories = STREAM_FACTORIES
     prefix = NODE_STREAM_PREFIX
     fuzz_phase = False  # the fuzz state machines drive Reactive Streams roles, which this target has none of
@@ -53,8 +55,12 @@ class NodeStreamTarget(NodeTarget):
     def make_settler(self, trace: Trace) -> StreamSettler:
         return StreamSettler(trace, self)
 
+    def context(self, kind: str, session: Any, rule: str) -> Any:
+        return self.open_streams(session, rule) if kind == "streams" else super().context(kind, session, rule)
+
     def open_streams(self, session: Any, rule: str) -> StreamDriver:
-        """The check's access to its Node process; `rule` is charged when a call never returns."""
+        """What a stream check is called with: its access to its Node process; `rule` is charged when a call never
+        returns."""
         settler = session.settler
         assert isinstance(settler, StreamSettler)
         return StreamDriver(session, settler, rule)

@@ -87,6 +87,8 @@ class NodeTarget(Target):
     load_timeout_s: how long loading the module may take in a fresh process.
     """
 
+    may_serve = frozenset({"publisher", "subscriber", "processor"})
+
     profile = JAVASCRIPT
     factories = FACTORIES  # what the module may export, and the capability each gives
     prefix = "node:"

@@ -8,11 +8,24 @@ from __future__ import annotations
 
 from typing import Any
 
+from rstck.core.plugins import Profile
 from rstck.core.verdict import RuleViolation
 from rstck.rules.node_stream import chunks_of, rule as stream_rule
 
 EVENTS = ("data", "eof", "drain", "pause", "resume")
 METHODS = ("write", "close", "pause", "resume", "addListener")
+
+
+PROFILE = Profile(
+    name="jsgi-stream",
+    title="JSGI evented stream extension",
+    package=__name__,
+    checks=("spec", "methods", "events", "timing", "readwrite"),
+    subjects=("jsgi",),
+    marker="jsgi",
+    markers={"jsgi": "checks of the JSGI stream extension's items (jsgi.*), on createJsgiStream()"},
+    context="streams",  # the check's access to its Node process (rstck/adapters/node/streams.py)
+)
 
 
 def rule(rule_id: str):

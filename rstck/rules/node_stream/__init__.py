@@ -15,9 +15,9 @@ The factory contract the checks rely on:
 
 from __future__ import annotations
 
-import functools
 from typing import Any, Callable
 
+from rstck.core.plugins import Profile
 from rstck.core.verdict import NotApplicable, RuleViolation
 from rstck.core.checks import rule as _rule
 
@@ -30,19 +30,34 @@ SECTION_SUBJECTS = {"base": "stream", "writable": "writable", "readable": "reada
                     "duplex": "duplex", "guidelines": "readable"}
 
 
+PROFILE = Profile(
+    name="node-stream-contract",
+    title="Node.js stream contract (2011 proposal)",
+    package=__name__,
+    checks=("base", "writable", "readable", "filter", "duplex", "guidelines"),
+    subjects=("stream", "readable", "writable", "filter", "duplex"),
+    marker="node_stream",
+    markers={"node_stream": "checks of the Node stream contract's items (node.*)",
+             "stream": "Node stream checks of the Stream base class (createStream())",
+             "readable": "Node stream checks of a readable (createReadable(chunks))",
+             "writable": "Node stream checks of a writable (createWritable(options))",
+             "filter": "Node stream checks of a filter (createFilter())",
+             "duplex": "Node stream checks of a duplex (createDuplex())",
+             "base": "Node stream checks of the Stream base class's items (node.base.*)",
+             "guidelines": "Node stream checks of the contract's guidelines (node.guidelines.*)"},
+    section_needs={section: frozenset({subject}) for section, subject in SECTION_SUBJECTS.items()},
+    context="streams",  # the check's access to its Node process (rstck/adapters/node/streams.py)
+)
+
+
 def rule(rule_id: str, *, needs: set[str] | None = None, role: str | None = None):
     """@rule for a stream check: registered with its section's subject as what it needs (its role: its
-    section), and called with the check's streams (a call that never returns is charged to `rule_id`)."""
+    section); it is called with the check's streams (a call that never returns is charged to `rule_id`)."""
 
     def register(func: Callable[[Any], None]) -> Callable[..., None]:
         section = func.__module__.rsplit(".", 1)[-1]
         wanted = needs if needs is not None else {SECTION_SUBJECTS.get(section, "jsgi")}
-
-        @functools.wraps(func)
-        def check(session: Any) -> None:
-            func(session.target.open_streams(session, rule_id))
-
-        return _rule(rule_id, needs=frozenset(wanted), role=role)(check)
+        return _rule(rule_id, needs=frozenset(wanted), role=role)(func)
 
     return register
 

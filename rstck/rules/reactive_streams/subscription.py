@@ -20,212 +20,212 @@ RECURSION_PROBE_ELEMENTS = 32
 
 
 @rule("3.2")
-def request_from_on_subscribe_and_on_next_is_allowed(target):
+def request_from_on_subscribe_and_on_next_is_allowed(session):
     """3.2: request called synchronously from inside on_subscribe and on_next must work; a raise
     or a hang there is charged to 3.2."""
-    n = target.elements(10, at_least=0)
-    probe = target.subscribe(target.create_publisher(n),
+    n = session.elements(10, at_least=0)
+    probe = session.subscribe(session.create_publisher(n),
                              on_subscribe=lambda p, _: p.request(1), on_next=lambda p, _: p.request(1))
-    target.settle()
+    session.settle()
     probe.expect_elements(n, rule="3.2")
 
 
-def _recursion_depth(target) -> tuple[int, int]:
-    n = target.elements(RECURSION_PROBE_ELEMENTS, at_least=4)
-    probe = target.subscribe(target.create_publisher(n), on_next=lambda p, _: p.request(1))
+def _recursion_depth(session) -> tuple[int, int]:
+    n = session.elements(RECURSION_PROBE_ELEMENTS, at_least=4)
+    probe = session.subscribe(session.create_publisher(n), on_next=lambda p, _: p.request(1))
     probe.request(1)
-    target.settle()
+    session.settle()
     return probe.max_depth, probe.received
 
 
 @rule("3.3")
-def request_on_next_recursion_is_bounded(target):
+def request_on_next_recursion_is_bounded(session):
     """3.3: the probe requests one more from inside each on_next and measures how deeply on_next
     calls nest; nesting that grows with every element has no bound."""
-    depth, delivered = _recursion_depth(target)
+    depth, delivered = _recursion_depth(session)
     if delivered >= 4 and depth >= delivered:
         raise RuleViolation("3.3", "an upper bound on request -> on_next recursion",
                             f"each of {delivered} on_next ran inside the previous one's request (depth {depth})")
 
 
 @rule("3.3.depth-one")
-def request_on_next_recursion_depth_is_one(target):
+def request_on_next_recursion_depth_is_one(session):
     """3.3 (RECOMMENDED): the recursion is limited to depth 1."""
-    depth, _ = _recursion_depth(target)
+    depth, _ = _recursion_depth(session)
     if depth > 1:
         raise RuleViolation("3.3.depth-one", "on_next never nested in on_next (depth 1)", f"depth {depth}")
 
 
 @rule("3.4")
-def request_returns_promptly(target):
+def request_returns_promptly(session):
     """3.4 (SHOULD): request returns within the responsiveness bound (time spent inside the probe's
     own on_next excluded)."""
-    probe = target.subscribe(target.create_publisher(target.elements(4)), timed=True)
-    target.settle()
+    probe = session.subscribe(session.create_publisher(session.elements(4)), timed=True)
+    session.settle()
     slowest = 0.0
     for n in (1, 1, 2):
         probe.request(n)
         slowest = max(slowest, probe.last_request_s)
-        target.settle()
-    if slowest > target.responsiveness_bound_s:
-        raise RuleViolation("3.4", f"request to return within {target.responsiveness_bound_s:g} s",
+        session.settle()
+    if slowest > session.responsiveness_bound_s:
+        raise RuleViolation("3.4", f"request to return within {session.responsiveness_bound_s:g} s",
                             f"the slowest took {slowest:.3f} s", timed_out=True)
 
 
 @rule("3.5")
-def cancel_returns_promptly(target):
+def cancel_returns_promptly(session):
     """3.5: cancel respects its caller's responsivity (a cancel that never returns is charged 3.5)."""
-    probe = target.subscribe(target.create_publisher(target.elements(4, at_least=2)))
+    probe = session.subscribe(session.create_publisher(session.elements(4, at_least=2)))
     probe.request(1)
-    target.settle()
+    session.settle()
     cancel_took = _timed(probe.cancel)
-    target.settle()
-    if cancel_took > target.responsiveness_bound_s:
-        raise RuleViolation("3.5", f"cancel to return within {target.responsiveness_bound_s:g} s",
+    session.settle()
+    if cancel_took > session.responsiveness_bound_s:
+        raise RuleViolation("3.5", f"cancel to return within {session.responsiveness_bound_s:g} s",
                             f"it took {cancel_took:.3f} s", timed_out=True)
 
 
 @rule("3.5")
-def cancel_is_idempotent(target):
+def cancel_is_idempotent(session):
     """3.5: cancel called twice in a row, before the first has settled, is harmless."""
-    probe = target.subscribe(target.create_publisher(target.elements(4, at_least=2)))
+    probe = session.subscribe(session.create_publisher(session.elements(4, at_least=2)))
     probe.request(1)
-    target.settle()
+    session.settle()
     probe.cancel()  # a raise here is 3.15's
     probe.cancel(rule_if_raises="3.5")
-    target.settle()
+    session.settle()
 
 
 @rule("3.5")
-def cancel_is_thread_safe(target):
+def cancel_is_thread_safe(session):
     """3.5: cancel is thread-safe: called from a thread other than the one that subscribed and
     requested, while the publisher may still be delivering on threads of its own, it returns
     normally and the stream stops. The kit's calls stay serial, as 2.7 asks of every subscriber:
     cancels made at the same instant from several threads would break that rule, so none are made."""
-    n = target.elements(256, at_least=2)
-    probe = target.subscribe(target.create_publisher(n))
+    n = session.elements(256, at_least=2)
+    probe = session.subscribe(session.create_publisher(n))
     probe.request(1)
-    target.settle()
+    session.settle()
     probe.request(n)  # an asynchronous publisher now delivers on its own threads
-    target.on_another_thread(lambda: probe.cancel(rule_if_raises="3.5"), rule="3.5")
-    target.settle()
+    session.on_another_thread(lambda: probe.cancel(rule_if_raises="3.5"), rule="3.5")
+    session.settle()
 
 
-def _cancelled(target):
+def _cancelled(session):
     """A probe that cancelled a live subscription, settled: after one element when the publisher has two
     or more, else from inside on_subscribe (an empty stream)."""
-    n = target.elements(10, at_least=0)
+    n = session.elements(10, at_least=0)
     if n >= 2:
-        probe = target.subscribe(target.create_publisher(n))
+        probe = session.subscribe(session.create_publisher(n))
         probe.request(1)
-        target.settle()
+        session.settle()
         probe.cancel()
     else:
-        probe = target.subscribe(target.create_publisher(n), on_subscribe=lambda p, _: p.cancel())
-    target.settle()
+        probe = session.subscribe(session.create_publisher(n), on_subscribe=lambda p, _: p.cancel())
+    session.settle()
     return probe
 
 
 @rule("3.6")
-def request_after_cancel_is_a_nop(target):
+def request_after_cancel_is_a_nop(session):
     """3.6: once cancelled, request (even request(0)) draws no signal and returns normally."""
-    probe = _cancelled(target)
+    probe = _cancelled(session)
     probe.silence("3.6")
     # A stream that ended as it was cancelled is cancelled twice over (1.6): the requests are NOPs all the same.
     request = probe.request_after_terminal if probe.terminated else probe.request
     request(2, rule_if_raises="3.6")
     request(0, rule_if_raises="3.6")
-    target.settle()
+    session.settle()
 
 
 @rule("3.7")
-def cancel_after_cancel_is_a_nop(target):
+def cancel_after_cancel_is_a_nop(session):
     """3.7: a cancel after the first has taken effect draws no signal and returns normally."""
-    probe = _cancelled(target)
+    probe = _cancelled(session)
     probe.silence("3.7")
     probe.cancel(rule_if_raises="3.7")
-    target.settle()
+    session.settle()
 
 
 @rule("3.8")
-def request_adds_to_outstanding_demand(target):
+def request_adds_to_outstanding_demand(session):
     """3.8: two requests made before the publisher could serve the first add up, whether made from
     inside on_next or back to back from outside."""
-    n = target.elements(12, at_least=7)
+    n = session.elements(12, at_least=7)
 
     def ask_twice(probe, _item):
         if probe.received == 1:
             probe.request(2)
             probe.request(3)
 
-    inside = target.subscribe(target.create_publisher(n), on_next=ask_twice)
+    inside = session.subscribe(session.create_publisher(n), on_next=ask_twice)
     inside.request(1)
-    target.settle()
+    session.settle()
     inside.expect_elements(6, rule="3.8")
-    outside = target.subscribe(target.create_publisher(n))
-    target.settle()
+    outside = session.subscribe(session.create_publisher(n))
+    session.settle()
     outside.request(2)
     outside.request(3)
-    target.settle()
+    session.settle()
     outside.expect_elements(5, rule="3.8")
-    if target.stream_length:  # the stress mode: two halves of a long stream, asked for back to back
-        long = target.elements(target.stream_length)
-        cumulative = target.subscribe(target.create_publisher(long))
-        target.settle()
+    if session.stream_length:  # the stress mode: two halves of a long stream, asked for back to back
+        long = session.elements(session.stream_length)
+        cumulative = session.subscribe(session.create_publisher(long))
+        session.settle()
         cumulative.request(long // 2)
         cumulative.request(long - long // 2)
-        target.settle()
+        session.settle()
         cumulative.expect_elements(long, rule="3.8")
 
 
 @rule("3.9")
-def request_zero_signals_on_error(target):
+def request_zero_signals_on_error(session):
     """3.9: request(0) on a live subscription signals on_error with the profile's range error."""
-    probe = target.subscribe(target.create_publisher(target.elements(10)))
+    probe = session.subscribe(session.create_publisher(session.elements(10)))
     probe.request(0, judged_all_the_same=True)  # a raise is 3.16's; the missing on_error still 3.9's
-    target.settle()
-    probe.expect_error(target.profile.range_error, rule="3.9")
+    session.settle()
+    probe.expect_error(session.profile.range_error, rule="3.9")
 
 
 @rule("3.9")
-def request_negative_signals_on_error(target):
+def request_negative_signals_on_error(session):
     """3.9 with a negative argument, after some elements have been delivered."""
-    probe = target.subscribe(target.create_publisher(target.elements(10, at_least=2)))
+    probe = session.subscribe(session.create_publisher(session.elements(10, at_least=2)))
     probe.request(1)
-    target.settle()
+    session.settle()
     probe.request(-1, judged_all_the_same=True)
-    target.settle()
-    probe.expect_error(target.profile.range_error, rule="3.9")
+    session.settle()
+    probe.expect_error(session.profile.range_error, rule="3.9")
 
 
 @rule("3.9")
-def request_zero_at_the_end_of_the_stream_signals_on_error(target):
+def request_zero_at_the_end_of_the_stream_signals_on_error(session):
     """3.9 where the stream is at its end but not yet ended: every element delivered, or none to deliver,
     the target settled and no terminal signal yet (a publisher that finds its end only when asked for
     more). Nothing is under way, so a request(0) must be answered with on_error, not on_complete."""
     live = []
-    for n in sorted({target.elements(2, at_least=0), 0}):
-        probe = target.subscribe(target.create_publisher(n))
+    for n in sorted({session.elements(2, at_least=0), 0}):
+        probe = session.subscribe(session.create_publisher(n))
         if n:
             probe.request(n)
-        target.settle()
+        session.settle()
         if not probe.terminated:
             live.append(probe)
     if not live:  # nothing to ask: each stream ended with its last element (a request(0) now is 1.6's NOP)
-        target.trace.note("each stream ended with its last element: no live subscription at its end to ask")
+        session.trace.note("each stream ended with its last element: no live subscription at its end to ask")
     for probe in live:
         probe.request(0, judged_all_the_same=True)
-        target.settle()
-        probe.expect_error(target.profile.range_error, rule="3.9")
+        session.settle()
+        probe.expect_error(session.profile.range_error, rule="3.9")
 
 
 @rule("3.9")
-def request_zero_after_unbounded_demand_signals_on_error(target):
+def request_zero_after_unbounded_demand_signals_on_error(session):
     """3.9 once the demand is unbounded (2**63-1): a request(0) made from inside the first on_next, with
     elements still to come, must still end the stream with on_error. The demand covers the whole stream, so
     an on_complete delivered on a thread or task of the publisher's own may have been under way before the
     request(0) was seen; one delivered inside the kit's own request, synchronously, cannot have been."""
-    n = target.elements(10, at_least=2)
+    n = session.elements(10, at_least=2)
     asked = []
 
     def ask_zero(probe, _item):
@@ -233,22 +233,22 @@ def request_zero_after_unbounded_demand_signals_on_error(target):
             asked.append(True)
             probe.request(0, judged_all_the_same=True)
 
-    probe = target.subscribe(target.create_publisher(n), on_next=ask_zero)
+    probe = session.subscribe(session.create_publisher(n), on_next=ask_zero)
     probe.request(MAX_DEMAND, judged_all_the_same=True)  # a raise is 3.16's; what it did not deliver 3.17's
-    target.settle()
+    session.settle()
     if not asked:
         raise NotApplicable(f"the unbounded demand brought no element ({probe.observed()}), so no request(0) was "
                             "made: that is 3.17's finding")
-    if probe.completed and not probe.errors and not _inside_the_checks_call(target, probe, "on_complete"):
+    if probe.completed and not probe.errors and not _inside_the_checks_call(session, probe, "on_complete"):
         raise NotApplicable("on_complete came from the publisher's own thread or task, with the whole stream "
                             "requested: it may have been under way before the request(0)")
-    probe.expect_error(target.profile.range_error, rule="3.9")
+    probe.expect_error(session.profile.range_error, rule="3.9")
 
 
-def _inside_the_checks_call(target, probe, kind: str) -> bool:
+def _inside_the_checks_call(session, probe, kind: str) -> bool:
     """Whether `kind` reached `probe` on the check's own thread, nested inside one of the kit's calls."""
-    check_thread = target.check_thread.name
-    return any(s.thread == check_thread and s.depth > 0 for s in target.trace.signals_of(probe.name, kind))
+    check_thread = session.check_thread.name
+    return any(s.thread == check_thread and s.depth > 0 for s in session.trace.signals_of(probe.name, kind))
 
 
 # Words that show an error message explains the 3.9 violation.
@@ -257,12 +257,12 @@ _EXPLAINS_NON_POSITIVE = ("3.9", "positive", "> 0", "<= 0", ">0", "<=0", "greate
 
 
 @rule("3.9.message")
-def non_positive_request_error_explains_itself(target):
+def non_positive_request_error_explains_itself(session):
     """3.9 (SHOULD): the on_error message says that non-positive requests are illegal."""
-    probe = target.subscribe(target.create_publisher(target.elements(10)))
+    probe = session.subscribe(session.create_publisher(session.elements(10)))
     probe.request(0)
-    target.settle()
-    error = probe.expect_error(target.profile.range_error, rule="3.9")
+    session.settle()
+    error = probe.expect_error(session.profile.range_error, rule="3.9")
     try:
         message = str(error)
     except BaseException as exc:  # noqa: BLE001 - the implementation's error cannot even say what it is
@@ -273,56 +273,56 @@ def non_positive_request_error_explains_itself(target):
                             f"message {show(message)}")
 
 
-def _synchronously(target, probe, kind: str, request: int) -> bool:
+def _synchronously(session, probe, kind: str, request: int) -> bool:
     """Whether `kind` reached `probe` on the check's own thread, inside a request(`request`)."""
-    before = len(target.trace)
+    before = len(session.trace)
     probe.request(request)
-    check_thread = target.check_thread.name
+    check_thread = session.check_thread.name
     return any(s.seq > before and s.thread == check_thread and s.depth > 0
-               for s in target.trace.signals_of(probe.name, kind))
+               for s in session.trace.signals_of(probe.name, kind))
 
 
 @rule("3.10")
-def request_may_signal_on_next_synchronously(target):
+def request_may_signal_on_next_synchronously(session):
     """3.10 (MAY): request(1) delivers on_next before it returns, on the caller's thread."""
-    probe = target.subscribe(target.create_publisher(target.elements(3)))
-    target.settle()
-    if not _synchronously(target, probe, "on_next", 1):
-        target.settle()
+    probe = session.subscribe(session.create_publisher(session.elements(3)))
+    session.settle()
+    if not _synchronously(session, probe, "on_next", 1):
+        session.settle()
         raise Unsupported("request(1) returned before on_next; delivery is asynchronous")
-    target.settle()
+    session.settle()
 
 
 @rule("3.11")
-def request_may_signal_on_complete_synchronously(target):
+def request_may_signal_on_complete_synchronously(session):
     """3.11 (MAY): request delivers the last element and on_complete before it returns."""
-    probe = target.subscribe(target.create_publisher(target.elements(1)))
-    target.settle()
-    if not _synchronously(target, probe, "on_complete", 2):
-        target.settle()
+    probe = session.subscribe(session.create_publisher(session.elements(1)))
+    session.settle()
+    if not _synchronously(session, probe, "on_complete", 2):
+        session.settle()
         raise Unsupported("request(2) on a one-element stream returned before on_complete")
-    target.settle()
+    session.settle()
 
 
 @rule("3.12")
-def cancel_stops_a_stream_with_demand_pending(target):
+def cancel_stops_a_stream_with_demand_pending(session):
     """3.12: cancelled at its first element with the whole stream requested, the publisher stops
     before reaching the end; running on to on_complete means the cancel was ignored."""
-    _cancel_stops_the_stream(target, lambda n: n)
+    _cancel_stops_the_stream(session, lambda n: n)
 
 
 @rule("3.12")
-def cancel_stops_a_stream_with_unbounded_demand(target):
+def cancel_stops_a_stream_with_unbounded_demand(session):
     """3.12 with unbounded demand (2**63-1), which a publisher may serve on a path of its own."""
-    _cancel_stops_the_stream(target, lambda _n: MAX_DEMAND)
+    _cancel_stops_the_stream(session, lambda _n: MAX_DEMAND)
 
 
-def _cancel_stops_the_stream(target, demand) -> None:
-    n = target.elements(256, at_least=64)
-    probe = target.subscribe(target.create_publisher(n),
+def _cancel_stops_the_stream(session, demand) -> None:
+    n = session.elements(256, at_least=64)
+    probe = session.subscribe(session.create_publisher(n),
                              on_next=lambda p, _: p.cancel() if p.received == 1 else None)
     probe.request(demand(n))
-    target.settle()
+    session.settle()
     _expect_stopped_after_cancel(probe, n)
 
 
@@ -337,11 +337,11 @@ def _expect_stopped_after_cancel(probe, n: int, how: str = "") -> None:
 
 
 @rule("3.13", needs={"publisher", "identity"})
-def cancel_drops_the_reference_to_the_subscriber(target):
+def cancel_drops_the_reference_to_the_subscriber(session):
     """3.13: after cancel has settled and a garbage collection, the subscriber is unreachable
     while the publisher itself is still alive."""
-    publisher = target.create_publisher(target.elements(5, at_least=2))
-    name, alive = cancelled_and_collected(target, target.subscribe(publisher))
+    publisher = session.create_publisher(session.elements(5, at_least=2))
+    name, alive = cancelled_and_collected(session, session.subscribe(publisher))
     if alive() is not None:
         holders = sorted({type(r).__name__ for r in gc.get_referrers(alive()) if not _is_frame_or_kit(r)})
         raise RuleViolation("3.13", f"{name} to be collectable once cancelled",
@@ -350,17 +350,17 @@ def cancel_drops_the_reference_to_the_subscriber(target):
     del publisher
 
 
-def cancelled_and_collected(target, probe):
+def cancelled_and_collected(session, probe):
     """Request one, cancel, settle, collect: the probe's name and a weak reference to it (3.13; the
     spi-draft profile's spi.cancel.3). The caller keeps the publisher alive and no reference to `probe`."""
     probe.request(1)
-    target.settle()
+    session.settle()
     probe.cancel()
     # The kit lets go of its own references first: its handle on the subscription (through an adapter's
     # stand-in, a reference held in another process) would keep the subscriber reachable by itself.
     probe.let_go_of_subscription()
     gc.collect()
-    target.settle()
+    session.settle()
     name, alive = probe.name, weakref.ref(probe)
     del probe
     gc.collect()
@@ -372,112 +372,112 @@ def _is_frame_or_kit(referrer) -> bool:
 
 
 @rule("3.14")
-def cancel_may_shut_the_publisher_down(target):
+def cancel_may_shut_the_publisher_down(session):
     """3.14 (MAY): after its only subscriber cancels, a stateful publisher may end new subscriptions
     at once with on_complete or on_error."""
-    n = target.elements(5, at_least=2)
-    publisher = target.create_publisher(n)
-    first = target.subscribe(publisher)
+    n = session.elements(5, at_least=2)
+    publisher = session.create_publisher(n)
+    first = session.subscribe(publisher)
     first.request(1)
-    target.settle()
+    session.settle()
     first.cancel()
-    target.settle()
-    second = target.subscribe(publisher)
+    session.settle()
+    second = session.subscribe(publisher)
     second.request(n)
-    target.settle()
+    session.settle()
     second.expect_subscribed()
     if not (second.terminated and not second.received):
         raise Unsupported(f"a new subscriber after the cancel was served as usual ({second.observed()})")
 
 
 @rule("3.15")
-def cancel_before_any_request_returns_normally(target):
+def cancel_before_any_request_returns_normally(session):
     """3.15: cancel before any request returns normally."""
-    fresh = target.subscribe(target.create_publisher(target.elements(5, at_least=0)))
-    target.settle()
+    fresh = session.subscribe(session.create_publisher(session.elements(5, at_least=0)))
+    session.settle()
     fresh.cancel()
-    target.settle()
+    session.settle()
 
 
 @rule("3.15")
-def cancel_after_a_partial_request_returns_normally(target):
+def cancel_after_a_partial_request_returns_normally(session):
     """3.15: cancel after part of the stream was requested and delivered returns normally."""
-    partial = target.subscribe(target.create_publisher(target.elements(5, at_least=2)))
+    partial = session.subscribe(session.create_publisher(session.elements(5, at_least=2)))
     partial.request(1)
-    target.settle()
+    session.settle()
     partial.cancel()
-    target.settle()
+    session.settle()
 
 
 @rule("3.16")
-def request_returns_normally(target):
+def request_returns_normally(session):
     """3.16: request returns normally in every state of a live subscription, including past the
     end of the stream."""
-    n = target.elements(5, at_least=2)
-    probe = target.subscribe(target.create_publisher(n))
+    n = session.elements(5, at_least=2)
+    probe = session.subscribe(session.create_publisher(n))
     for k in (1, 1, n):
         probe.request(k)
-        target.settle()
+        session.settle()
 
 
 @rule("3.17")
-def demand_up_to_max_is_supported(target):
+def demand_up_to_max_is_supported(session):
     """3.17: a demand of 2**63-1 in one call, and reaching it cumulatively, delivers everything (in the
     stress mode, a stream of `--stream-length` elements)."""
-    n = target.elements(max(10, target.stream_length))
-    once = target.subscribe(target.create_publisher(n))
+    n = session.elements(max(10, session.stream_length))
+    once = session.subscribe(session.create_publisher(n))
     once.request(MAX_DEMAND, judged_all_the_same=True)  # a raise is 3.16's; what it did not deliver 3.17's
-    target.settle()
+    session.settle()
     once.expect_elements(n, rule="3.17")
-    cumulative = target.subscribe(target.create_publisher(n))
+    cumulative = session.subscribe(session.create_publisher(n))
     cumulative.request(1)
-    target.settle()
+    session.settle()
     cumulative.request(MAX_DEMAND - 1, judged_all_the_same=True)
-    target.settle()
+    session.settle()
     cumulative.expect_elements(n, rule="3.17")
 
 
 @rule("3.17")
-def pending_demand_beyond_max_keeps_working(target):
+def pending_demand_beyond_max_keeps_working(session):
     """3.17: demand pending above 2**63-1 (two maximal requests before delivery) neither errors nor
     wraps around; made both from inside on_next and back to back from outside."""
-    n = target.elements(10, at_least=3)
+    n = session.elements(10, at_least=3)
 
     def ask_twice(probe, _item):
         if probe.received == 1:
             probe.request(MAX_DEMAND)
             probe.request(MAX_DEMAND)
 
-    inside = target.subscribe(target.create_publisher(n), on_next=ask_twice)
+    inside = session.subscribe(session.create_publisher(n), on_next=ask_twice)
     inside.request(1)
-    target.settle()
+    session.settle()
     inside.expect_elements(n, rule="3.17")
-    outside = target.subscribe(target.create_publisher(n))
-    target.settle()
+    outside = session.subscribe(session.create_publisher(n))
+    session.settle()
     outside.request(MAX_DEMAND, judged_all_the_same=True)
     outside.request(MAX_DEMAND, judged_all_the_same=True)
-    target.settle()
+    session.settle()
     outside.expect_elements(n, rule="3.17")
 
 
 @rule("3.17")
-def many_small_requests_are_supported(target):
+def many_small_requests_are_supported(session):
     """3.17: an unbounded number of calls: one request(1) per element, hundreds of times."""
-    n = target.elements(256, at_least=16)
-    probe = target.subscribe(target.create_publisher(n))
+    n = session.elements(256, at_least=16)
+    probe = session.subscribe(session.create_publisher(n))
     for _ in range(n):
         probe.request(1)
-    target.settle()
+    session.settle()
     probe.expect_elements(n, rule="3.17")
 
 
 @rule("3.17.unbounded")
-def demand_beyond_max_is_effectively_unbounded(target):
+def demand_beyond_max_is_effectively_unbounded(session):
     """3.17 (MAY): one request above 2**63-1 is taken as unbounded demand rather than refused."""
-    n = target.elements(5)
-    probe = target.subscribe(target.create_publisher(n))
+    n = session.elements(5)
+    probe = session.subscribe(session.create_publisher(n))
     probe.request(2**64, judged_all_the_same=True)  # a raise is 3.16's; the MAY is judged all the same
-    target.settle()
+    session.settle()
     probe.expect_subscribed()
     if probe.received != n:
         raise Unsupported(f"request(2**64) led to {probe.observed()}")
@@ -490,7 +490,7 @@ def _timed(call) -> float:
 
 
 @rule("3.8", needs={"publisher", "threads"})
-def demand_from_a_second_thread_during_a_delivery_is_added(target):
+def demand_from_a_second_thread_during_a_delivery_is_added(session):
     """3.8 (and 1.1, 1.3) with demand signalled from a second thread of the kit's while an on_next is in flight
     (rstck.core.perturb): asked for one element from inside on_subscribe, the probe, inside that element's on_next,
     requests two more on a kit thread and waits (bounded) for that request to return before it returns itself.
@@ -500,24 +500,24 @@ def demand_from_a_second_thread_during_a_delivery_is_added(target):
     from inside the on_next, an ordinary 3.8 case; targets without kit-callable threads are n/a."""
     from rstck.core.perturb import join_kit_thread, request_from_second_thread
 
-    n = target.elements(6, at_least=4)
+    n = session.elements(6, at_least=4)
     under_way = []
 
     def ask_from_a_second_thread(probe, _item):
         if probe.received == 1:
-            under_way.append(request_from_second_thread(target, probe, 2))
+            under_way.append(request_from_second_thread(session, probe, 2))
 
-    probe = target.subscribe(target.create_publisher(n), on_subscribe=lambda p, _: p.request(1),
+    probe = session.subscribe(session.create_publisher(n), on_subscribe=lambda p, _: p.request(1),
                              on_next=ask_from_a_second_thread)
-    target.settle()
+    session.settle()
     for thread in filter(None, under_way):
-        join_kit_thread(target, thread, rule="3.16")
-    target.settle()
+        join_kit_thread(session, thread, rule="3.16")
+    session.settle()
     probe.expect_elements(3, rule="3.8")
 
 
 @rule("3.12", needs={"publisher", "threads"})
-def cancel_from_a_second_thread_during_a_delivery_stops_the_stream(target):
+def cancel_from_a_second_thread_during_a_delivery_stops_the_stream(session):
     """3.12 (and 3.5: a cancel that does not return) with the cancel made from a second thread of the kit's while an
     on_next is in flight
     (rstck.core.perturb): with the whole stream requested, the probe, inside its first on_next, cancels on a kit thread
@@ -525,17 +525,17 @@ def cancel_from_a_second_thread_during_a_delivery_stops_the_stream(target):
     back after loses the cancel and runs on to the end. Targets without kit-callable threads are n/a."""
     from rstck.core.perturb import join_kit_thread, on_second_thread
 
-    n = target.elements(256, at_least=64)
+    n = session.elements(256, at_least=64)
     under_way = []
 
     def cancel_from_a_second_thread(probe, _item):
         if probe.received == 1:
-            under_way.append(on_second_thread(target, probe, probe.cancel, "cancels"))  # a raise is 3.15's
+            under_way.append(on_second_thread(session, probe, probe.cancel, "cancels"))  # a raise is 3.15's
 
-    probe = target.subscribe(target.create_publisher(n), on_next=cancel_from_a_second_thread)
+    probe = session.subscribe(session.create_publisher(n), on_next=cancel_from_a_second_thread)
     probe.request(n)
-    target.settle()
+    session.settle()
     for thread in filter(None, under_way):
-        join_kit_thread(target, thread, rule="3.5")
-    target.settle()
+        join_kit_thread(session, thread, rule="3.5")
+    session.settle()
     _expect_stopped_after_cancel(probe, n, " from a second thread")

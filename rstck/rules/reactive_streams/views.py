@@ -28,6 +28,7 @@ class _ProcessorView(Target):
         self.quiet_period_s = processor_target.quiet_period_s
         self.responsiveness_bound_s = processor_target.responsiveness_bound_s
         self.stream_length = processor_target.stream_length
+        self.may_serve = processor_target.may_serve
         self.known_hangs = processor_target.known_hangs  # one processor, whichever role it is checked in
         self.capabilities = (processor_target.capabilities - set(FACTORY_CAPABILITIES) - {"observer"}) | {
             self.role} | ({"failed_publisher"} if self.role == "publisher" else set())

@@ -15,29 +15,29 @@ from rstck.rules.spi_draft.upstream import attach
 STREAM = 16
 
 
-def processed_inside(target, observer, kinds: tuple[str, ...]) -> list[str]:
+def processed_inside(session, observer, kinds: tuple[str, ...]) -> list[str]:
     """The signals of `kinds` the observer heard processed while the kit's call of that signal was still
     under way on the check's thread: processed synchronously, not scheduled."""
-    thread = target.check_thread.name
-    return [f"#{s.seq} {s.kind}" for kind in kinds for s in target.trace.signals_of(observer.name, f"{kind}_processed")
+    thread = session.check_thread.name
+    return [f"#{s.seq} {s.kind}" for kind in kinds for s in session.trace.signals_of(observer.name, f"{kind}_processed")
             if s.thread == thread and s.depth > 0]
 
 
 @rule("spi.on-next.1", needs={"subscriber", "observer"})
-def on_subscribe_and_on_next_only_schedule(target):
+def on_subscribe_and_on_next_only_schedule(session):
     """spi.on-next.1: the white-box subscriber reports onSubscribe and onNext processed only after the
     kit's call returned (or on another thread): it scheduled them."""
-    source, _, observer = attach(target, "spi.on-next.1", observed=True)
-    feed(target, source, 4)
-    inside = processed_inside(target, observer, ("on_subscribe", "on_next"))
+    source, _, observer = attach(session, "spi.on-next.1", observed=True)
+    feed(session, source, 4)
+    inside = processed_inside(session, observer, ("on_subscribe", "on_next"))
     if inside:
         raise RuleViolation("spi.on-next.1", "onSubscribe and onNext to schedule their processing",
                             f"processed before the call returned: {', '.join(inside[:3])}")
 
 
 @rule("spi.on-next.2")
-def on_subscribe_and_on_next_call_nothing(target):
+def on_subscribe_and_on_next_call_nothing(session):
     """spi.on-next.2: the subscription charges any requestMore or cancel made from inside onSubscribe or
     onNext, over a stream of elements."""
-    source, _, _ = attach(target, "spi.on-next.2")
-    feed(target, source, STREAM)
+    source, _, _ = attach(session, "spi.on-next.2")
+    feed(session, source, STREAM)

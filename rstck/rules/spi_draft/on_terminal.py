@@ -13,42 +13,42 @@ from rstck.rules.spi_draft.on_next import processed_inside
 from rstck.rules.spi_draft.upstream import attach
 
 
-def _ended(target, item: str, *, observed: bool = False, error: bool = False):
+def _ended(session, item: str, *, observed: bool = False, error: bool = False):
     """A subscriber given two elements, then onComplete (or onError); settled."""
-    source, subscriber, observer = attach(target, item, observed=observed)
-    feed(target, source, 2)
+    source, subscriber, observer = attach(session, item, observed=observed)
+    feed(session, source, 2)
     if source.can_signal():
         if error:
             source.send_error(RuntimeError("the kit's publisher fails on purpose"))
         else:
             source.send_complete()
-    target.settle()
+    session.settle()
     return source, observer
 
 
 @rule("spi.on-terminal.1", needs={"subscriber", "observer"})
-def terminal_signals_only_schedule(target):
+def terminal_signals_only_schedule(session):
     """spi.on-terminal.1: the white-box subscriber reports onComplete and onError processed only after the
     kit's call returned (or on another thread)."""
     inside = []
     for error in (False, True):
-        _, observer = _ended(target, "spi.on-terminal.1", observed=True, error=error)
-        inside += processed_inside(target, observer, ("on_complete", "on_error"))
+        _, observer = _ended(session, "spi.on-terminal.1", observed=True, error=error)
+        inside += processed_inside(session, observer, ("on_complete", "on_error"))
     if inside:
         raise RuleViolation("spi.on-terminal.1", "onComplete and onError to schedule their processing",
                             f"processed before the call returned: {', '.join(inside)}")
 
 
 @rule("spi.on-terminal.2")
-def terminal_signals_call_nothing(target):
+def terminal_signals_call_nothing(session):
     """spi.on-terminal.2: no requestMore or cancel from inside onComplete or onError."""
-    _ended(target, "spi.on-terminal.2")
-    _ended(target, "spi.on-terminal.2", error=True)
+    _ended(session, "spi.on-terminal.2")
+    _ended(session, "spi.on-terminal.2", error=True)
 
 
 @rule("spi.on-terminal.3")
-def subscription_counts_as_cancelled_after_the_end(target):
+def subscription_counts_as_cancelled_after_the_end(session):
     """spi.on-terminal.3: after onComplete (or onError) the subscriber calls its subscription no more, once
     everything it scheduled has run."""
-    _ended(target, "spi.on-terminal.3")
-    _ended(target, "spi.on-terminal.3", error=True)
+    _ended(session, "spi.on-terminal.3")
+    _ended(session, "spi.on-terminal.3", error=True)

@@ -19,90 +19,90 @@ untested("spi.publisher.5", "\"the earliest possible point in time\" is the publ
 
 
 @rule("spi.publisher.1")
-def on_next_count_never_exceeds_requested(target):
+def on_next_count_never_exceeds_requested(session):
     """spi.publisher.1: the probe counts its demand and charges every onNext beyond it at once."""
-    probe = subscribe(target, target.create_publisher(target.elements(10, at_least=4)))
-    target.settle()  # no demand yet: any onNext now exceeds it
+    probe = subscribe(session, session.create_publisher(session.elements(10, at_least=4)))
+    session.settle()  # no demand yet: any onNext now exceeds it
     for n in (1, 2):
         probe.request(n)
-        target.settle()
+        session.settle()
 
 
 @rule("spi.publisher.2")
-def no_on_next_after_on_complete(target):
+def no_on_next_after_on_complete(session):
     """spi.publisher.2: the whole stream and more requested; nothing may follow onComplete."""
-    n = target.elements(5, at_least=1)
-    probe = subscribe(target, target.create_publisher(n))
+    n = session.elements(5, at_least=1)
+    probe = subscribe(session, session.create_publisher(n))
     probe.request(n + 5)
-    target.settle()
+    session.settle()
     probe.expect_complete(rule="spi.publisher.4")
 
 
 @rule("spi.publisher.3")
-def same_elements_in_the_same_sequence_for_all_subscribers(target):
+def same_elements_in_the_same_sequence_for_all_subscribers(session):
     """spi.publisher.3: two subscribers, both subscribed before the first element, one asking for the
     whole stream at once and one an element at a time ([4]: rates may differ), get the same elements in
     the same sequence."""
-    n = target.elements(6, at_least=2)
-    publisher = target.create_publisher(n)
-    eager, stepwise = subscribe(target, publisher), subscribe(target, publisher)
+    n = session.elements(6, at_least=2)
+    publisher = session.create_publisher(n)
+    eager, stepwise = subscribe(session, publisher), subscribe(session, publisher)
     eager.request(n + 1)
-    target.settle()
+    session.settle()
     for _ in range(n + 1):
         if stepwise.terminated:
             break
         stepwise.request(1)
-        target.settle()
+        session.settle()
     if eager.elements != stepwise.elements:
         raise RuleViolation("spi.publisher.3", "the same elements in the same sequence for both subscribers",
                             f"{eager.name} got {eager.elements!r}, {stepwise.name} got {stepwise.elements!r}")
 
 
 @rule("spi.publisher.4")
-def on_complete_follows_the_final_element(target):
+def on_complete_follows_the_final_element(session):
     """spi.publisher.4: after the final element, with the demand met or one more requestMore, onComplete
     follows (spi.publisher.5.no-wait is the one about not needing that request)."""
-    n = target.elements(3)
-    probe = subscribe(target, target.create_publisher(n))
+    n = session.elements(3)
+    probe = subscribe(session, session.create_publisher(n))
     probe.request(n)
-    target.settle()
+    session.settle()
     probe.request(1)
-    target.settle()
+    session.settle()
     probe.expect_complete(rule="spi.publisher.4")
 
 
 @rule("spi.publisher.5.no-wait")
-def on_complete_does_not_wait_for_another_request(target):
+def on_complete_does_not_wait_for_another_request(session):
     """spi.publisher.5.no-wait (SHOULD): a publisher of n elements, asked for exactly n, calls onComplete
     without another requestMore: it knows no more elements will follow."""
-    n = target.elements(3)
-    probe = subscribe(target, target.create_publisher(n))
+    n = session.elements(3)
+    probe = subscribe(session, session.create_publisher(n))
     probe.request(n)
-    target.settle()
+    session.settle()
     probe.expect_elements(n, rule="spi.request-more.2")
     if not probe.awaited(lambda: probe.terminated):
         raise RuleViolation("spi.publisher.5.no-wait", "onComplete after the n-th element, without another "
-                            "requestMore", probe.observed() + target.quiet_note())
+                            "requestMore", probe.observed() + session.quiet_note())
     probe.expect_complete(rule="spi.publisher.4")
 
 
 @rule("spi.publisher.6")
-def new_subscriber_starts_with_the_oldest_available_element(target):
+def new_subscriber_starts_with_the_oldest_available_element(session):
     """spi.publisher.6: with one subscriber at element 2 and another at element 4, a new subscriber must
     start no later than element 2: that element is still available (the first subscriber is yet to get it)."""
-    n = target.elements(8, at_least=6)
-    publisher = target.create_publisher(n)
-    behind, ahead = subscribe(target, publisher), subscribe(target, publisher)
+    n = session.elements(8, at_least=6)
+    publisher = session.create_publisher(n)
+    behind, ahead = subscribe(session, publisher), subscribe(session, publisher)
     behind.request(2)
     ahead.request(4)
-    target.settle()
+    session.settle()
     if behind.received != 2 or ahead.received != 4:
         raise RuleViolation("spi.request-more.2", "2 and 4 onNext as requested",
                             f"{behind.name}: {behind.observed()}, {ahead.name}: {ahead.observed()}")
-    late = subscribe(target, publisher)
+    late = subscribe(session, publisher)
     late.request(n)
     behind.request(n)
-    target.settle()
+    session.settle()
     stream = behind.elements  # the whole stream: every subscriber gets the same sequence (spi.publisher.3)
     if not late.elements or late.elements[0] not in stream[:3]:
         first = repr(late.elements[0]) if late.elements else "nothing"
@@ -112,11 +112,11 @@ def new_subscriber_starts_with_the_oldest_available_element(target):
 
 
 @rule("spi.publisher.7")
-def on_complete_at_most_once(target):
+def on_complete_at_most_once(session):
     """spi.publisher.7: a stream asked for more than it has ends once; the probe charges a second
     onComplete or onError on every check."""
-    n = target.elements(3, at_least=1)
-    probe = subscribe(target, target.create_publisher(n))
+    n = session.elements(3, at_least=1)
+    probe = subscribe(session, session.create_publisher(n))
     probe.request(n + 3)
-    target.settle()
+    session.settle()
     probe.expect_complete(rule="spi.publisher.4")

@@ -20,62 +20,62 @@ untested("spi.subscriber.5", "a draft subscriber cancels from an event it schedu
 
 
 @rule("spi.subscriber.1")
-def second_on_subscribe_triggers_an_error(target):
+def second_on_subscribe_triggers_an_error(session):
     """spi.subscriber.1: an onSubscribe from a second publisher while the first subscription is active
     makes the subscriber raise ("trigger an error": the draft's errors are exceptions)."""
-    source, subscriber, _ = attach(target, "spi.subscriber.1")
+    source, subscriber, _ = attach(session, "spi.subscriber.1")
     if source.subscription.terminal or source.subscription.cancelled:
         raise NotApplicable("the first subscription is no longer active")
-    second = draft_source(target, second_subscription=True)
-    subscription = second.subscription_class(second, subscriber, target.fresh_name("sub"))
+    second = draft_source(session, second_subscription=True)
+    subscription = second.subscription_class(second, subscriber, session.fresh_name("sub"))
     subscription.announced = True  # the kit hands it over itself, to see what on_subscribe does
     second.subscriptions.append(subscription)
-    target.call_expecting_error(subscriber, "on_subscribe", (subscription,), error_type="BaseException",
-                                rule="spi.subscriber.1", actor=target.label(subscriber))
-    target.settle()
+    session.call_expecting_error(subscriber, "on_subscribe", (subscription,), error_type="BaseException",
+                                rule="spi.subscriber.1", actor=session.label(subscriber))
+    session.settle()
 
 
-def _cancelled_by_itself(target, item: str):
+def _cancelled_by_itself(session, item: str):
     """A subscriber fed until it cancels of its own accord; settled."""
-    source, _, _ = attach(target, item)
-    feed(target, source, STREAM, after_cancel=1)
+    source, _, _ = attach(session, item)
+    feed(session, source, STREAM, after_cancel=1)
     if not source.subscription.cancelled:
         raise NotApplicable(f"the subscriber did not cancel within {STREAM} elements")
     return source
 
 
 @rule("spi.subscriber.3")
-def no_request_more_after_its_cancel(target):
+def no_request_more_after_its_cancel(session):
     """spi.subscriber.3: after cancelling, the subscriber makes no more requestMore (charged as made)."""
-    _cancelled_by_itself(target, "spi.subscriber.3")
-    target.settle()
+    _cancelled_by_itself(session, "spi.subscriber.3")
+    session.settle()
 
 
 @rule("spi.subscriber.4")
-def no_second_cancel(target):
+def no_second_cancel(session):
     """spi.subscriber.4: after cancelling, the subscriber makes no more cancel (charged as made)."""
-    _cancelled_by_itself(target, "spi.subscriber.4")
-    target.settle()
+    _cancelled_by_itself(session, "spi.subscriber.4")
+    session.settle()
 
 
-def _ended_before_any_request(target, item: str, end) -> None:
+def _ended_before_any_request(session, item: str, end) -> None:
     """Subscribe the subscriber under test to the kit's draft publisher and `end(source)` at once; settled."""
-    subscriber = target.create_subscriber()
-    judging(target, item)
-    source = draft_source(target)
+    subscriber = session.create_subscriber()
+    judging(session, item)
+    source = draft_source(session)
     source.subscribe(subscriber)
     end(source)
-    target.settle()
+    session.settle()
 
 
 @rule("spi.subscriber.6")
-def on_complete_without_request_is_taken(target):
+def on_complete_without_request_is_taken(session):
     """spi.subscriber.6: onComplete right after onSubscribe, before any requestMore, returns normally."""
-    _ended_before_any_request(target, "spi.subscriber.6", lambda source: source.send_complete())
+    _ended_before_any_request(session, "spi.subscriber.6", lambda source: source.send_complete())
 
 
 @rule("spi.subscriber.7")
-def on_error_without_request_is_taken(target):
+def on_error_without_request_is_taken(session):
     """spi.subscriber.7: onError right after onSubscribe, before any requestMore, returns normally."""
-    _ended_before_any_request(target, "spi.subscriber.7",
+    _ended_before_any_request(session, "spi.subscriber.7",
                               lambda source: source.send_error(RuntimeError("the kit's publisher fails on purpose")))

@@ -8,7 +8,7 @@ import contextlib
 import re
 from typing import Any, Callable
 
-from rstck.adapters.network.client_target import ClientCase, ClientExit, stderr_tail
+from rstck.protocols.network.client_case import ClientCase, ClientExit, stderr_tail
 from rstck.protocols.network.serving_peer import ServedStream, ServingPeer
 from rstck.protocols.network.reserved import range_element
 from rstck.core.verdict import RuleViolation, TargetError
@@ -25,10 +25,10 @@ SHOWN_LINE_CHARS = 40
 HEX_LINE = re.compile(r"(?:[0-9a-f]{2})*")
 
 
-def run_client(session: Any, publisher: str = RANGE, *, hello: bool = True) -> ClientCase:
+def run_client(client: Any, publisher: str = RANGE, *, hello: bool = True) -> ClientCase:
     """Run the client command for `publisher` and accept its connection (serverHello sent at once unless not
-    `hello`)."""
-    return session.target.run_client(session, publisher, hello=hello)
+    `hello`): `client` is what the check is called with (the adapter's runs of the command)."""
+    return client.run(publisher, hello=hello)
 
 
 @contextlib.contextmanager
@@ -105,14 +105,14 @@ def said(finished: ClientExit) -> str:
     return f"; its stderr ends: {tail}" if tail else ""
 
 
-def answers_fault_with_goodbye(session: Any, rule: str, fault: str, inject: Callable[[ServingPeer, ServedStream], None],
+def answers_fault_with_goodbye(client: Any, rule: str, fault: str, inject: Callable[[ServingPeer, ServedStream], None],
                                *, element_size: int = 0, taken: Callable[[Any], bool] | None = None) -> None:
     """The client reads rstck/range/3; after the first element, with demand outstanding, the kit injects `fault`.
     The client must answer with goodbye giving a reason and close (a client that hangs instead fails by the
     deadline, one that closes without goodbye fails at once), must print only the element sent before the
     fault, and must not exit 0: its goodbye ended the stream as by onError (net.closing.3). A frame from the
     client for which `taken` holds is an answer to the faulty frame: the client took it, which decides at once."""
-    case = run_client(session)
+    case = run_client(client)
     peer = case.peer
     expected = f"goodbye with a reason, then the connection closed, for {fault}"
     with told(case):

@@ -10,10 +10,10 @@ from rstck.core.checks import rule
 from rstck.rules.network.client import DELIVERY, RANGE_ELEMENTS, expect_failed, expect_printed, raw, run_client, told
 
 
-def _goodbye_mid_stream(session):
+def _goodbye_mid_stream(client):
     """rstck/range/3: after the first element, the kit says goodbye, then reads until the client's goodbye or
     EOF. The case, and whether the client answered with goodbye."""
-    case = run_client(session)
+    case = run_client(client)
     peer = case.peer
     with told(case):
         stream = peer.expect_subscribe(rule="net.closing.3")
@@ -33,31 +33,31 @@ def _goodbye_mid_stream(session):
 
 
 @rule("net.closing.2")
-def client_answers_the_kits_goodbye_with_goodbye(target):
+def client_answers_the_kits_goodbye_with_goodbye(client):
     """net.closing.2 (SHOULD): the kit says goodbye after the first element of rstck/range/3: the client answers
     with its own goodbye before it closes."""
-    case, answered = _goodbye_mid_stream(target)
+    case, answered = _goodbye_mid_stream(client)
     if not answered:
         raise RuleViolation("net.closing.2", "the client's goodbye in answer to the kit's, then the close",
                             f"the client closed the connection without goodbye; {case.summary()}")
 
 
 @rule("net.closing.3")
-def client_takes_the_kits_goodbye_as_the_end_of_its_stream(target):
+def client_takes_the_kits_goodbye_as_the_end_of_its_stream(client):
     """net.closing.3: the kit says goodbye after the first element of rstck/range/3: the client's stream ends as
     by onError, so it exits with a non-zero status (3), having printed only that element."""
-    case, _ = _goodbye_mid_stream(target)
+    case, _ = _goodbye_mid_stream(client)
     finished = case.wait_exit(rule="net.closing.3", expected="the client to exit after the kit's goodbye")
     expect_printed(finished, RANGE_ELEMENTS[:1], rule=DELIVERY, what="the one element sent before the goodbye")
     expect_failed(finished, rule="net.closing.3", why="the kit's goodbye ended its stream as onError would")
 
 
 @rule("net.rstck.13")
-def client_sends_nothing_after_its_goodbye(target):
+def client_sends_nothing_after_its_goodbye(client):
     """net.rstck.13: the kit makes the client say goodbye (message type 13 after the first element: net.rstck.2),
     then sends what a client might answer (an element it requested, a subscribe to it) and its own goodbye:
     nothing may come from the client after its goodbye, not even an answer to the kit's."""
-    case = run_client(target)
+    case = run_client(client)
     peer = case.peer
     peer.answer_goodbye = False  # the kit sends first what the client must leave unanswered
     with told(case):

@@ -19,10 +19,10 @@ untested("net.ids.2", "the client contract runs one subscribe per client run (on
 
 
 @rule("net.core.2")
-def client_reports_on_error_as_a_failed_stream(target):
+def client_reports_on_error_as_a_failed_stream(client):
     """net.core.2: rstck/error, served as subscribed then onError without demand: the client prints nothing and
     exits 3, the status the client contract gives onError."""
-    case = run_client(target, "rstck/error")
+    case = run_client(client, "rstck/error")
     with told(case):
         stream = case.peer.expect_subscribe(rule=DELIVERY)
         case.peer.subscribed(stream)
@@ -35,12 +35,12 @@ def client_reports_on_error_as_a_failed_stream(target):
 
 
 @rule("net.rstck.10")
-def client_ignores_signals_for_unknown_and_finished_ids(target):
+def client_ignores_signals_for_unknown_and_finished_ids(client):
     """net.rstck.10: before answering the client's subscribe, the kit sends every stream signal for an id the
     client never used (subscribed, onNext, onNextPacked, onNextPart, onNextLastPart, onComplete, onError); then it
     serves rstck/range/3 and, in the same write as its onComplete, an onNext and an onError for that finished
     stream. The client prints exactly the 3 elements and exits 0."""
-    case = run_client(target)
+    case = run_client(client)
     peer = case.peer
     with told(case):
         stream = peer.expect_subscribe(rule="net.rstck.10")

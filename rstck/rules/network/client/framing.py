@@ -10,63 +10,63 @@ from rstck.rules.network.client import RANGE_ELEMENTS, answers_fault_with_goodby
 
 
 @rule("net.rstck.1")
-def client_answers_bytes_that_are_not_messagepack_with_goodbye(target):
+def client_answers_bytes_that_are_not_messagepack_with_goodbye(client):
     """net.rstck.1: 0xc1, a byte MessagePack never uses, after the first element."""
-    answers_fault_with_goodbye(target, "net.rstck.1", "a byte that is not MessagePack",
+    answers_fault_with_goodbye(client, "net.rstck.1", "a byte that is not MessagePack",
                                lambda peer, _: peer.send_bytes(b"\xc1", fault="a byte that is not MessagePack"))
 
 
 @rule("net.rstck.1")
-def client_answers_a_frame_that_is_not_an_array_with_goodbye(target):
+def client_answers_a_frame_that_is_not_an_array_with_goodbye(client):
     """net.rstck.1: a MessagePack integer where a frame (an array) belongs."""
-    answers_fault_with_goodbye(target, "net.rstck.1", "the integer 42 instead of an array",
+    answers_fault_with_goodbye(client, "net.rstck.1", "the integer 42 instead of an array",
                                lambda peer, _: peer.send_bytes(b"\x2a", fault="the integer 42 instead of an array"))
 
 
 @rule("net.rstck.1")
-def client_answers_an_empty_array_with_goodbye(target):
+def client_answers_an_empty_array_with_goodbye(client):
     """net.rstck.1: an empty array, which has no message type."""
-    answers_fault_with_goodbye(target, "net.rstck.1", "an empty array",
+    answers_fault_with_goodbye(client, "net.rstck.1", "an empty array",
                                lambda peer, _: peer.send_bytes(raw(), fault="an empty array"))
 
 
 @rule("net.rstck.2")
-def client_answers_an_undefined_message_type_with_goodbye(target):
+def client_answers_an_undefined_message_type_with_goodbye(client):
     """net.rstck.2: message type 13, which version 0 does not define, for the client's stream."""
-    answers_fault_with_goodbye(target, "net.rstck.2", "message type 13",
+    answers_fault_with_goodbye(client, "net.rstck.2", "message type 13",
                                lambda peer, stream: peer.send_bytes(raw(13, stream.id), fault="message type 13"))
 
 
 @rule("net.rstck.2")
-def client_answers_an_extension_type_not_negotiated_with_goodbye(target):
+def client_answers_an_extension_type_not_negotiated_with_goodbye(client):
     """net.rstck.2: message type 64, an extension's, when the hellos named no extension."""
-    answers_fault_with_goodbye(target, "net.rstck.2", "message type 64, not negotiated",
+    answers_fault_with_goodbye(client, "net.rstck.2", "message type 64, not negotiated",
                                lambda peer, stream: peer.send_bytes(raw(64, stream.id),
                                                                     fault="message type 64, not negotiated"))
 
 
 @rule("net.rstck.3")
-def client_answers_an_element_that_is_not_bin_with_goodbye(target):
+def client_answers_an_element_that_is_not_bin_with_goodbye(client):
     """net.rstck.3: onNext whose element is a str, not a bin."""
-    answers_fault_with_goodbye(target, "net.rstck.3", "onNext with a str element",
+    answers_fault_with_goodbye(client, "net.rstck.3", "onNext with a str element",
                                lambda peer, stream: peer.send_bytes(raw(6, stream.id, RANGE_ELEMENTS[1].hex()),
                                                                     fault="onNext with a str element"))
 
 
 @rule("net.rstck.3")
-def client_answers_an_element_of_another_size_than_declared_with_goodbye(target):
+def client_answers_an_element_of_another_size_than_declared_with_goodbye(client):
     """net.rstck.3: in a stream whose subscribed declared 8-byte elements, an onNext of 5 bytes."""
     fault = "an element of 5 bytes in a stream of 8-byte elements"
-    answers_fault_with_goodbye(target, "net.rstck.3", fault,
+    answers_fault_with_goodbye(client, "net.rstck.3", fault,
                                lambda peer, stream: peer.send(OnNext(stream.id, b"\x01\x02\x03\x04\x05"),
                                                               fault=fault), element_size=8)
 
 
 @rule("net.rstck.3")
-def client_answers_on_next_packed_without_element_size_with_goodbye(target):
+def client_answers_on_next_packed_without_element_size_with_goodbye(client):
     """net.rstck.3: onNextPacked of one 8-byte element in a stream whose subscribed declared no element size."""
     fault = "onNextPacked in a stream without element_size"
-    answers_fault_with_goodbye(target, "net.rstck.3", fault,
+    answers_fault_with_goodbye(client, "net.rstck.3", fault,
                                lambda peer, stream: peer.send(OnNextPacked(stream.id, 1, RANGE_ELEMENTS[1]),
                                                               fault=fault))
 
@@ -77,7 +77,7 @@ ANSWERS = (Subscribed, OnNext, OnComplete, OnError)  # what a publisher sends a 
 
 
 @rule("net.rstck.3")
-def client_answers_a_str_that_is_not_utf8_with_goodbye(target):
+def client_answers_a_str_that_is_not_utf8_with_goodbye(client):
     """net.rstck.3: a subscribe from the kit whose publisher name is a str holding c3 28, which is not UTF-8.
     The kit may subscribe to a client (net.core.1), so a client that took the frame answers it, with subscribed
     (then onError, as one that publishes nothing): that answer decides at once."""
@@ -87,16 +87,16 @@ def client_answers_a_str_that_is_not_utf8_with_goodbye(target):
         peer.ledger.kit_subscribed.add(KIT_STREAM)  # the client's answer is for this id: no stranger's signal
         peer.send_bytes(b"\x94\x02\xa2\xc3\x28" + encode_raw(KIT_STREAM) + b"\x00", fault=fault)
 
-    answers_fault_with_goodbye(target, "net.rstck.3", fault, inject,
+    answers_fault_with_goodbye(client, "net.rstck.3", fault, inject,
                                taken=lambda frame: type(frame) in ANSWERS and frame.subscriber == KIT_STREAM)
 
 
 @rule("net.rstck.4")
-def client_answers_a_declared_4_gib_frame_with_goodbye_before_its_bytes(target):
+def client_answers_a_declared_4_gib_frame_with_goodbye_before_its_bytes(client):
     """net.rstck.4: an onNext whose element declares 4 GiB - 1 bytes, and none of them sent: the answer must come
     from the declared length alone (the kit waits for it without sending more)."""
     fault = "an onNext declaring a 4 GiB element, its bytes unsent"
-    answers_fault_with_goodbye(target, "net.rstck.4", fault,
+    answers_fault_with_goodbye(client, "net.rstck.4", fault,
                                lambda peer, stream: peer.send_bytes(_declaring_4_gib(stream.id), fault=fault))
 
 

@@ -18,21 +18,21 @@ OPTIMISTIC_WINDOW_S = 1.0
 
 
 @rule("net.handshake.1")
-def client_takes_a_server_hello_sent_before_its_client_hello(target):
+def client_takes_a_server_hello_sent_before_its_client_hello(client):
     """net.handshake.1: the kit sends its serverHello the moment it accepts the connection, before it reads
     anything: the client still reads rstck/range/3 to the end. A client that refuses the early hello is
     `unsupported` here, as the item's level (MAY) says; wrong elements or exit status are net.core.2."""
-    case = run_client(target)
+    case = run_client(client)
     with told(case):
         serve_stream(case.peer, RANGE_ELEMENTS, rule="net.handshake.1")
     expect_completed(case, RANGE_ELEMENTS, rule=DELIVERY, what="the 3 elements of rstck/range/3, one hex line each")
 
 
 @rule("net.handshake.2")
-def client_answers_a_server_hello_of_version_1_with_goodbye(target):
+def client_answers_a_server_hello_of_version_1_with_goodbye(client):
     """net.handshake.2: the kit's first frame is serverHello(1, []): the client answers with goodbye giving a
     reason, and closes the connection. Printing an element or exiting 0 afterwards is net.handshake.5."""
-    case = run_client(target, hello=False)
+    case = run_client(client, hello=False)
     with told(case):
         case.peer.hello(1, fault="serverHello of version 1, which a client of version 0 does not support")
         case.peer.goodbye_then_close(rule="net.handshake.2", expected="goodbye with a reason, then the connection "
@@ -43,13 +43,13 @@ def client_answers_a_server_hello_of_version_1_with_goodbye(target):
 
 
 @rule("net.handshake.5")
-def client_discards_its_messages_after_a_server_hello_of_version_1(target):
+def client_discards_its_messages_after_a_server_hello_of_version_1(client):
     """net.handshake.5: the kit waits (at most 1 s) for the subscribe the client sends right after its
     clientHello, then answers as a server of version 1 might: serverHello(1, []) and, in the same write, frames
     that in version 0 read as subscribed, the 3 elements and onComplete for that subscribe. The client must
     consider its subscribe discarded: it prints nothing and does not exit 0. n/a for a client that sends nothing
     before the serverHello arrives (net.handshake.4 is a MAY)."""
-    case = run_client(target, hello=False)
+    case = run_client(client, hello=False)
     peer = case.peer
     with told(case):
         stream = None
@@ -79,11 +79,11 @@ def client_discards_its_messages_after_a_server_hello_of_version_1(target):
 
 
 @rule("net.handshake.6")
-def client_sends_its_hello_without_waiting_for_the_servers(target):
+def client_sends_its_hello_without_waiting_for_the_servers(client):
     """net.handshake.6: the kit withholds its serverHello until the clientHello has arrived, as a server that
     supports several versions must: the client sends its clientHello without waiting, and reads rstck/range/3
     to the end. A client that waits for the serverHello first fails by the deadline."""
-    case = run_client(target, hello=False)
+    case = run_client(client, hello=False)
     with told(case):
         case.peer.until(lambda frame: type(frame) is ClientHello, rule="net.handshake.6",
                         expected="the clientHello, sent without waiting for a serverHello")
@@ -93,10 +93,10 @@ def client_sends_its_hello_without_waiting_for_the_servers(target):
 
 
 @rule("net.rstck.5")
-def client_answers_a_message_before_the_server_hello_with_goodbye(target):
+def client_answers_a_message_before_the_server_hello_with_goodbye(client):
     """net.rstck.5: the kit's first frame is onNext(1, element 0), before any serverHello: the client answers with
     goodbye giving a reason and closes; it prints nothing, and does not exit 0 (net.closing.3)."""
-    case = run_client(target, hello=False)
+    case = run_client(client, hello=False)
     with told(case):
         case.peer.send(OnNext(1, RANGE_ELEMENTS[0]), fault="onNext before the serverHello")
         case.peer.goodbye_then_close(rule="net.rstck.5", expected="goodbye with a reason, then the connection closed, "
@@ -107,12 +107,12 @@ def client_answers_a_message_before_the_server_hello_with_goodbye(target):
 
 
 @rule("net.rstck.14")
-def client_sends_its_hello_as_its_first_frame(target):
+def client_sends_its_hello_as_its_first_frame(client):
     """net.rstck.14: the client's first frame is its clientHello (a goodbye alone may come before it), then it reads
     rstck/range/3 to the end. Every check watches for a frame before the clientHello and charges it here, by name;
     the kit answers it with goodbye (net.rstck.5 is the receiver's duty), which keeps the check's own item from a
     verdict: that item is `blocked` by this one."""
-    case = run_client(target)
+    case = run_client(client)
     with told(case):
         case.peer.until(lambda frame: type(frame) is ClientHello, rule="net.rstck.14",
                         expected="the clientHello as the client's first frame")
@@ -121,7 +121,7 @@ def client_sends_its_hello_as_its_first_frame(target):
 
 
 @rule("net.rstck.6")
-def client_answers_a_second_server_hello_with_goodbye(target):
+def client_answers_a_second_server_hello_with_goodbye(client):
     """net.rstck.6: a second serverHello(0, []) after the first element."""
-    answers_fault_with_goodbye(target, "net.rstck.6", "a second serverHello",
+    answers_fault_with_goodbye(client, "net.rstck.6", "a second serverHello",
                                lambda peer, _: peer.hello(fault="a second serverHello"))

@@ -21,20 +21,20 @@ def _cut(size: int):
 
 
 @rule("net.split.2")
-def client_prints_a_split_element_whole_and_once(target):
+def client_prints_a_split_element_whole_and_once(client):
     """net.split.2: rstck/blobs/3/753, each element sent as two onNextPart and an onNextLastPart of 251 bytes (equal
     parts, so their order cannot show): the client prints each element whole, once, and exits 0."""
-    case = run_client(target, WHOLE)
+    case = run_client(client, WHOLE)
     with told(case):
         serve_stream(case.peer, WHOLE_ELEMENTS, rule="net.split.2", form="split", parts=_cut(251))
     expect_completed(case, WHOLE_ELEMENTS, rule="net.split.2", what="each of the 3 split elements whole, on one line")
 
 
 @rule("net.split.4")
-def client_joins_parts_in_the_order_received(target):
+def client_joins_parts_in_the_order_received(client):
     """net.split.4: rstck/blobs/2/12, each element sent in three parts of 4 bytes, each part different: the client
     joins them in the order they arrived."""
-    case = run_client(target, ORDERED)
+    case = run_client(client, ORDERED)
     with told(case):
         serve_stream(case.peer, ORDERED_ELEMENTS, rule="net.split.4", form="split", parts=_cut(4))
     expect_completed(case, ORDERED_ELEMENTS, rule="net.split.4", what="each element joined from its parts in the "

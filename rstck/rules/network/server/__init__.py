@@ -11,14 +11,15 @@ from rstck.core.verdict import RuleViolation
 from rstck.protocols.network.wire import INT64_MAX, Subscribe, describe, encode, encode_raw
 
 
-def connect(session: Any, *, hello: bool = True) -> WirePeer:
-    """A fresh connection to the server under test (clientHello sent unless told not to)."""
-    return session.target.open_peer(session, hello=hello)
+def connect(wire: Any, *, hello: bool = True) -> WirePeer:
+    """A fresh connection to the server under test (clientHello sent unless told not to): `wire` is what the check
+    is called with (the adapter's connections to the server)."""
+    return wire.connect(hello=hello)
 
 
-def answers_fault_with_goodbye(session: Any, rule: str, bad: bytes, fault: str, *, hello: bool = True) -> None:
+def answers_fault_with_goodbye(wire: Any, rule: str, bad: bytes, fault: str, *, hello: bool = True) -> None:
     """Send `bad` (labelled as the fault injected) and expect goodbye with a reason, then the close."""
-    peer = connect(session, hello=hello)
+    peer = connect(wire, hello=hello)
     peer.send_bytes(bad, fault=fault)
     expect_goodbye(peer, rule, fault)
 

@@ -12,20 +12,20 @@ from rstck.rules.network.server import connect, flowing
 
 
 @rule("net.closing.2")
-def goodbye_is_answered_with_goodbye(target):
+def goodbye_is_answered_with_goodbye(wire):
     """net.closing.2 (SHOULD): the kit's goodbye, with a stream open, is answered by the server's goodbye; then
     the connection closes."""
-    peer = connect(target)
+    peer = connect(wire)
     flowing(peer, 5)
     peer.send(Goodbye("the check says goodbye"))
     peer.goodbye_then_close(rule="net.closing.2", expected="goodbye in answer, then the connection closed")
 
 
 @rule("net.closing.3")
-def goodbye_ends_every_stream(target):
+def goodbye_ends_every_stream(wire):
     """net.closing.3: after the kit's goodbye an unbounded stream stops: the server closes, says goodbye, or goes
     quiet for the window measured on the connection; a server still streaming at the deadline fails."""
-    peer = connect(target)
+    peer = connect(wire)
     flowing(peer)
     window = peer.quiet_window()  # measured before the goodbye: nothing can be asked after it
     peer.send(Goodbye("the check says goodbye"))
@@ -35,7 +35,7 @@ def goodbye_ends_every_stream(target):
         except PeerClosed:
             return
         except Silent:
-            if time.monotonic() < target.deadline:
+            if time.monotonic() < wire.deadline:
                 peer.note(f"quiet for {window * 1000:.0f} ms: the stream has stopped")
                 return
             raise RuleViolation("net.closing.3", "the stream to stop after goodbye",
@@ -45,12 +45,12 @@ def goodbye_ends_every_stream(target):
 
 
 @rule("net.rstck.13")
-def nothing_after_the_servers_goodbye(target):
+def nothing_after_the_servers_goodbye(wire):
     """net.rstck.13: the server says goodbye (in answer to the kit's, with an unbounded stream flowing); nothing
     follows it before the close (every frame after a goodbye is charged as it arrives). A server that closes
     without goodbye, or never says it, leaves nothing to judge here: that is net.closing.2's finding, or
     net.closing.3's if its stream ran on, and this check is blocked by it."""
-    peer = connect(target)
+    peer = connect(wire)
     flowing(peer)
     window = peer.quiet_window()  # measured before the goodbye: nothing can be asked after it
     peer.send(Goodbye("the check says goodbye"))
@@ -62,7 +62,7 @@ def nothing_after_the_servers_goodbye(target):
             raise RuleViolation("net.closing.2", "the server's goodbye in answer to the kit's, before the close",
                                 "the connection closed without it") from None
         except Silent:
-            if last_element is not None and target.deadline - last_element <= window:
+            if last_element is not None and wire.deadline - last_element <= window:
                 raise RuleViolation("net.closing.3", "the stream to stop after the kit's goodbye",
                                     "elements were still arriving at the deadline, and no goodbye",
                                     timed_out=True) from None
@@ -75,14 +75,14 @@ def nothing_after_the_servers_goodbye(target):
 
 
 @rule("net.closing.1")
-def a_reset_connection_leaves_the_server_serving(target):
+def a_reset_connection_leaves_the_server_serving(wire):
     """net.closing.1 (SHOULD): a connection reset in the middle of an unbounded stream is a close like any other,
     and the server goes on serving. A second connection, opened before the reset, watches the server: a round
     trip on it after the reset, then a quiet window measured by that round trip, give the server the time to
     notice the reset; that connection must still be served, and so must a new one. A server that went down
     leaves the checks after this one blocked by this finding, rather than in error."""
-    witness = connect(target)
-    peer = connect(target)
+    witness = connect(wire)
+    peer = connect(wire)
     flowing(peer)
     peer.reset()
     try:
@@ -92,15 +92,14 @@ def a_reset_connection_leaves_the_server_serving(target):
         witness.quiet()
         _served(witness, "the connection opened before the reset, after a quiet window")
         try:
-            fresh = connect(target)
+            fresh = connect(wire)
         except TargetError as refused:
             raise RuleViolation("net.closing.1", "a new connection to be served after a reset", str(refused)) \
                 from None
         _served(fresh, "a new connection")
     except RuleViolation as violation:
         if violation.rule == "net.closing.1":
-            target.target.down_after_reset = ("the server stopped serving after net.closing.1's check reset a "
-                                              "connection")
+            wire.down_after("the server stopped serving after net.closing.1's check reset a connection")
         raise
 
 

@@ -32,13 +32,13 @@ def _unreadable_elements_decide(peer) -> None:
 
 
 @rule("net.core.2")
-def a_server_that_subscribes_takes_the_kits_on_error(target):
+def a_server_that_subscribes_takes_the_kits_on_error(wire):
     """net.core.2 (rule 2.10 over the wire), for a server that subscribes to the kit (net.core.1): the kit answers
     each subscribe with subscribed, then onError (it publishes nothing); the server, as a subscriber, must take
     that onError and go on: round trips (rstck/empty) are answered until one passes with no new subscribe of
     the server's, so the server has read the kit's answers to all of them. n/a for a server that subscribes to
     nothing."""
-    peer = connect(target)
+    peer = connect(wire)
     subscribes = 0
     for _ in range(4):  # a server that subscribes on every round trip is judged on its first few subscribes
         barrier = peer.subscribe("rstck/empty")
@@ -56,10 +56,10 @@ def a_server_that_subscribes_takes_the_kits_on_error(target):
 
 
 @rule("net.core.3")
-def every_signal_carries_its_subscribers_id(target):
+def every_signal_carries_its_subscribers_id(wire):
     """net.core.3: three streams open at once, with ids 5, 2**40 and 7: each gets its own subscribed, elements
     and onComplete, and no frame names an id the kit did not use."""
-    peer = connect(target)
+    peer = connect(wire)
     ids = (5, 2**40, 7)
     for stream_id in ids:
         peer.subscribe("rstck/range/3", 0, stream_id=stream_id)
@@ -74,10 +74,10 @@ def every_signal_carries_its_subscribers_id(target):
 
 
 @rule("net.core.4")
-def elements_have_the_declared_size(target):
+def elements_have_the_declared_size(wire):
     """net.core.4: in streams of rstck/range (which may declare 8-byte elements), every element, plain, packed or
     joined from parts, has the size subscribed declared (every frame is checked as it arrives)."""
-    peer = connect(target)
+    peer = connect(wire)
     _completes(peer, "rstck/range/40", 40, "1.5")
     stream_id = peer.subscribe("rstck/infinite", 25)
     peer.until(lambda _: peer.stream(stream_id).received >= 25, rule="3.8",
@@ -86,10 +86,10 @@ def elements_have_the_declared_size(target):
 
 
 @rule("net.ids.1")
-def a_reused_id_starts_a_new_stream(target):
+def a_reused_id_starts_a_new_stream(wire):
     """net.ids.1 (the subscriber's MAY; a server that refuses it leaves it unsupported): after id 1's stream
     completed, subscribe with id 1 again starts a new stream from its first element."""
-    peer = connect(target)
+    peer = connect(wire)
     _completes(peer, "rstck/range/2", 2, "1.5", stream_id=1)
     stream = _completes(peer, "rstck/range/3", 3, "net.ids.1", stream_id=1)
     if peer.goodbye_received is not None or len(stream.elements) != 3 or not stream.terminal.startswith("onComplete"):
@@ -98,28 +98,28 @@ def a_reused_id_starts_a_new_stream(target):
 
 
 @rule("net.rstck.7")
-def a_request_of_zero_gets_on_error_and_the_connection_stays_open(target):
+def a_request_of_zero_gets_on_error_and_the_connection_stays_open(wire):
     """net.rstck.7: request(0) on an open stream of rstck/range/5 ends that stream with onError; the connection
     goes on serving (a second stream completes)."""
-    peer = connect(target)
+    peer = connect(wire)
     stream_id = peer.subscribe("rstck/range/5")
     peer.send(Request(stream_id, 0))
     _ends_with_error_only(peer, stream_id, "request(0)")
 
 
 @rule("net.rstck.7")
-def a_negative_request_gets_on_error(target):
+def a_negative_request_gets_on_error(wire):
     """net.rstck.7: request(-2**63) on an open stream ends that stream with onError."""
-    peer = connect(target)
+    peer = connect(wire)
     stream_id = peer.subscribe("rstck/range/5")
     peer.send(Request(stream_id, -2**63))
     _ends_with_error_only(peer, stream_id, "request(-2**63)")
 
 
 @rule("net.rstck.7")
-def a_negative_initial_demand_gets_on_error(target):
+def a_negative_initial_demand_gets_on_error(wire):
     """net.rstck.7: subscribe with initial demand -1 is answered with subscribed, then onError."""
-    peer = connect(target)
+    peer = connect(wire)
     stream_id = peer.new_id()
     peer.send(Subscribe("rstck/range/5", stream_id, -1))
     _ends_with_error_only(peer, stream_id, "an initial demand of -1")
@@ -138,11 +138,11 @@ def _ends_with_error_only(peer, stream_id: int, what: str) -> None:
 
 
 @rule("net.rstck.8")
-def cumulative_demand_beyond_the_maximum_is_unbounded(target):
+def cumulative_demand_beyond_the_maximum_is_unbounded(wire):
     """net.rstck.8: two requests of 2**63-1 on rstck/infinite: elements keep coming (the kit reads 1,000 of
     them), and by the answer to a round trip (a subscribe to rstck/empty) the stream has had no onError and the
     connection no goodbye."""
-    peer = connect(target)
+    peer = connect(wire)
     stream_id = peer.subscribe("rstck/infinite")
     peer.send(Request(stream_id, INT64_MAX))
     peer.send(Request(stream_id, INT64_MAX))
@@ -164,10 +164,10 @@ def cumulative_demand_beyond_the_maximum_is_unbounded(target):
 
 
 @rule("net.rstck.9")
-def request_and_cancel_for_ids_without_a_stream_are_ignored(target):
+def request_and_cancel_for_ids_without_a_stream_are_ignored(wire):
     """net.rstck.9: request and cancel for an id never subscribed, and for a stream that completed, change
     nothing: no goodbye, no signal for those ids, and the next stream is served."""
-    peer = connect(target)
+    peer = connect(wire)
     _completes(peer, "rstck/range/1", 1, "1.5", stream_id=4)
     for frame in (Request(99, 5), Cancel(98), Request(4, 1), Cancel(4)):
         peer.send(frame)
@@ -178,10 +178,10 @@ def request_and_cancel_for_ids_without_a_stream_are_ignored(target):
 
 
 @rule("net.rstck.11")
-def an_unknown_publisher_gets_subscribed_then_on_error(target):
+def an_unknown_publisher_gets_subscribed_then_on_error(wire):
     """net.rstck.11: subscribe to a name the server does not serve is answered with subscribed, then onError, and
     the connection goes on serving."""
-    peer = connect(target)
+    peer = connect(wire)
     stream = _completes(peer, "rstck-test/no such publisher", 1, "net.rstck.11")
     if not stream.subscribed or not stream.terminal.startswith("onError"):
         raise RuleViolation("net.rstck.11", "subscribed, then onError",
@@ -197,10 +197,10 @@ LONG_NAME_LENGTHS = (40, 300)
 
 
 @rule("net.rstck.11")
-def an_unknown_publisher_with_a_long_name_gets_subscribed_then_on_error(target):
+def an_unknown_publisher_with_a_long_name_gets_subscribed_then_on_error(wire):
     """net.rstck.11: subscribes naming publishers the server does not serve, with names of 40 and 300 bytes, are
     each answered with subscribed, then onError, and the connection goes on serving."""
-    peer = connect(target)
+    peer = connect(wire)
     for length in LONG_NAME_LENGTHS:
         name = "rstck-test/no such publisher " + "x" * (length - 29)
         stream = _completes(peer, name, 1, "net.rstck.11")
@@ -213,21 +213,21 @@ def an_unknown_publisher_with_a_long_name_gets_subscribed_then_on_error(target):
 
 
 @rule("net.rstck.12")
-def subscribe_with_an_open_id_gets_goodbye(target):
+def subscribe_with_an_open_id_gets_goodbye(wire):
     """net.rstck.12: a second subscribe with the id of a stream still open is answered with goodbye and a
     close."""
-    peer = connect(target)
+    peer = connect(wire)
     stream_id = peer.subscribe("rstck/infinite")
     peer.send(Subscribe("rstck/range/1", stream_id, 1), fault=f"subscribe with id {stream_id}, still open")
     expect_goodbye(peer, "net.rstck.12", f"a subscribe with the open id {stream_id}")
 
 
 @rule("3.12")
-def cancel_stops_an_unbounded_stream(target):
+def cancel_stops_an_unbounded_stream(wire):
     """3.12 over the wire: rstck/infinite with demand 2**63-1, cancelled once 50 elements have arrived, stops
     (`expect_stopped`: what was already on its way may still arrive). The core profile's 3.12 check, through the
     kit's client, cannot see this: the client drops what follows a cancel, and its stream is finite."""
-    peer = connect(target)
+    peer = connect(wire)
     peer.quiet_window()  # measured before the flow, which would otherwise lengthen the round trip
     stream_id = flowing(peer)
     peer.send(Cancel(stream_id))
@@ -235,10 +235,10 @@ def cancel_stops_an_unbounded_stream(target):
 
 
 @rule("1.8")
-def a_cancelled_stream_stops_while_another_flows(target):
+def a_cancelled_stream_stops_while_another_flows(wire):
     """1.8 over the wire: two streams of rstck/infinite with demand 2**63-1 on one connection; the first,
     cancelled, stops being signalled (`expect_stopped`) while the second goes on."""
-    peer = connect(target)
+    peer = connect(wire)
     peer.quiet_window()  # measured before the flows, which would otherwise lengthen the round trip
     cancelled, going_on = flowing(peer), flowing(peer)
     first, second = peer.stream(cancelled), peer.stream(going_on)

@@ -16,10 +16,10 @@ untested("net.framing.3", FORMAT)
 
 
 @rule("net.framing.4")
-def every_frame_from_the_server_is_well_formed(target):
+def every_frame_from_the_server_is_well_formed(wire):
     """net.framing.4: plain, packed, split, failed and refused streams are all sent as frames of the layout in
     docs/wire-format.md (every frame the kit reads is checked as it arrives)."""
-    peer = connect(target)
+    peer = connect(wire)
     for name, demand in (("rstck/range/5", 5), ("rstck/blobs/2/100000", 2), ("rstck/error", 1),
                          ("rstck/empty", 1), ("rstck/no/such/publisher", 1)):
         stream_id = peer.subscribe(name, demand)
@@ -33,12 +33,12 @@ OFFERED_EXTENSIONS = tuple(2**62 + i for i in range(16))
 
 
 @rule("net.framing.4")
-def frames_cut_inside_their_headers_are_read(target):
+def frames_cut_inside_their_headers_are_read(wire):
     """net.framing.4 (rstck's reading: a frame is delimited by its own bytes, however the stream is cut): a
     clientHello offering 16 extension ids, cut after each byte of its list's array16 header, and subscribes with
     names of 40 (str8) and 300 bytes (str16), cut inside the name's header, then rstck/range/3 sent whole: every
     stream ends and rstck/range/3 brings its 3 elements and onComplete."""
-    peer = connect(target, hello=False)
+    peer = connect(wire, hello=False)
     send_in_pieces(peer, ClientHello(PROTOCOL_VERSION, OFFERED_EXTENSIONS), (4, 5))
     names = ["rstck-test/no such publisher " + "x" * (length - 29) for length in (40, 300)]
     cut = {40: (3,), 300: (3, 4)}  # after d9; after da and after its first length byte
@@ -56,57 +56,57 @@ def frames_cut_inside_their_headers_are_read(target):
 
 
 @rule("net.rstck.1")
-def bytes_that_are_not_messagepack_get_goodbye(target):
+def bytes_that_are_not_messagepack_get_goodbye(wire):
     """net.rstck.1: 0xc1, a byte MessagePack never uses, after the hello."""
-    answers_fault_with_goodbye(target, "net.rstck.1", b"\xc1", "a byte that is not MessagePack")
+    answers_fault_with_goodbye(wire, "net.rstck.1", b"\xc1", "a byte that is not MessagePack")
 
 
 @rule("net.rstck.1")
-def a_frame_that_is_not_an_array_gets_goodbye(target):
+def a_frame_that_is_not_an_array_gets_goodbye(wire):
     """net.rstck.1: a MessagePack integer where a frame (an array) belongs."""
-    answers_fault_with_goodbye(target, "net.rstck.1", b"\x2a", "the integer 42 instead of an array")
+    answers_fault_with_goodbye(wire, "net.rstck.1", b"\x2a", "the integer 42 instead of an array")
 
 
 @rule("net.rstck.1")
-def an_empty_array_gets_goodbye(target):
+def an_empty_array_gets_goodbye(wire):
     """net.rstck.1: an empty array, which has no message type."""
-    answers_fault_with_goodbye(target, "net.rstck.1", raw(), "an empty array")
+    answers_fault_with_goodbye(wire, "net.rstck.1", raw(), "an empty array")
 
 
 @rule("net.rstck.2")
-def an_undefined_message_type_gets_goodbye(target):
+def an_undefined_message_type_gets_goodbye(wire):
     """net.rstck.2: message type 13, which version 0 does not define."""
-    answers_fault_with_goodbye(target, "net.rstck.2", raw(13, 1), "message type 13")
+    answers_fault_with_goodbye(wire, "net.rstck.2", raw(13, 1), "message type 13")
 
 
 @rule("net.rstck.2")
-def an_extension_type_not_negotiated_gets_goodbye(target):
+def an_extension_type_not_negotiated_gets_goodbye(wire):
     """net.rstck.2: message type 64, an extension's, when the hellos named no extension."""
-    answers_fault_with_goodbye(target, "net.rstck.2", raw(64, 1), "message type 64, not negotiated")
+    answers_fault_with_goodbye(wire, "net.rstck.2", raw(64, 1), "message type 64, not negotiated")
 
 
 @rule("net.rstck.3")
-def a_field_of_the_wrong_type_gets_goodbye(target):
+def a_field_of_the_wrong_type_gets_goodbye(wire):
     """net.rstck.3: request whose demand is a str."""
-    answers_fault_with_goodbye(target, "net.rstck.3", raw(3, 1, "5"), "request with the demand as a str")
+    answers_fault_with_goodbye(wire, "net.rstck.3", raw(3, 1, "5"), "request with the demand as a str")
 
 
 @rule("net.rstck.3")
-def a_missing_field_gets_goodbye(target):
+def a_missing_field_gets_goodbye(wire):
     """net.rstck.3: request without its demand."""
-    answers_fault_with_goodbye(target, "net.rstck.3", raw(3, 1), "request without its demand")
+    answers_fault_with_goodbye(wire, "net.rstck.3", raw(3, 1), "request without its demand")
 
 
 @rule("net.rstck.3")
-def a_field_too_many_gets_goodbye(target):
+def a_field_too_many_gets_goodbye(wire):
     """net.rstck.3: cancel with a second field."""
-    answers_fault_with_goodbye(target, "net.rstck.3", raw(4, 1, 2), "cancel with a field too many")
+    answers_fault_with_goodbye(wire, "net.rstck.3", raw(4, 1, 2), "cancel with a field too many")
 
 
 @rule("net.rstck.3")
-def an_id_out_of_range_gets_goodbye(target):
+def an_id_out_of_range_gets_goodbye(wire):
     """net.rstck.3: subscribe with a negative subscriber id."""
-    answers_fault_with_goodbye(target, "net.rstck.3", raw(2, "rstck/range/1", -1, 1), "subscribe with id -1")
+    answers_fault_with_goodbye(wire, "net.rstck.3", raw(2, "rstck/range/1", -1, 1), "subscribe with id -1")
 
 
 # 300 bytes (a bin16) that begin like MessagePack headers (those of a 1 MiB bin32): a reader that finds the bin's
@@ -115,10 +115,10 @@ HEADER_LIKE_BYTES = b"\x00\xc6\x00\x10\x00\x00" + bytes(294)
 
 
 @rule("net.rstck.3")
-def a_bin_where_the_name_belongs_gets_goodbye(target):
+def a_bin_where_the_name_belongs_gets_goodbye(wire):
     """net.rstck.3: subscribe whose publisher name is a bin of 300 bytes (a bin16), not a str; its bytes look
     like headers, so the answer shows the server found the frame's end from the bin's declared length."""
-    peer = connect(target)
+    peer = connect(wire)
     stream_id = peer.new_id()
     peer.ledger.used_ids.add(stream_id)  # the kit did use the id: what the server makes of it is judged here
     peer.send_bytes(raw(2, HEADER_LIKE_BYTES, stream_id, 1), fault="subscribe whose name is a 300-byte bin")
@@ -126,17 +126,17 @@ def a_bin_where_the_name_belongs_gets_goodbye(target):
 
 
 @rule("net.rstck.3")
-def an_on_error_with_a_negative_id_gets_goodbye(target):
+def an_on_error_with_a_negative_id_gets_goodbye(wire):
     """net.rstck.3: onError with subscriber id -1. Out of range whether or not the server subscribes to the kit
     (net.core.1): no stream can have that id."""
-    answers_fault_with_goodbye(target, "net.rstck.3", raw(8, -1, "failed"), "onError with subscriber id -1")
+    answers_fault_with_goodbye(wire, "net.rstck.3", raw(8, -1, "failed"), "onError with subscriber id -1")
 
 
 @rule("net.rstck.3")
-def a_str_that_is_not_utf8_gets_goodbye(target):
+def a_str_that_is_not_utf8_gets_goodbye(wire):
     """net.rstck.3: subscribe whose publisher name (a str) is not valid UTF-8: "rstck/range/1" and the byte 0xff.
     A server that reads it anyway (replacing the byte, or keeping the raw bytes) answers a subscribe instead."""
-    peer = connect(target)
+    peer = connect(wire)
     stream_id = peer.new_id()
     peer.ledger.used_ids.add(stream_id)  # the kit did use the id: what the server makes of it is judged here
     name = b"rstck/range/1\xff"
@@ -146,8 +146,8 @@ def a_str_that_is_not_utf8_gets_goodbye(target):
 
 
 @rule("net.rstck.4")
-def a_declared_4_gib_frame_gets_goodbye_before_its_bytes(target):
+def a_declared_4_gib_frame_gets_goodbye_before_its_bytes(wire):
     """net.rstck.4: a subscribe whose name declares 4 GiB - 1 bytes, and none of them sent: the answer must come
     from the declared length alone (the kit waits for it without sending more)."""
     header = b"\x94\x02\xdb\xff\xff\xff\xff"  # [2, str32 of 4294967295 bytes ...
-    answers_fault_with_goodbye(target, "net.rstck.4", header, "a frame declaring a 4 GiB name, its bytes unsent")
+    answers_fault_with_goodbye(wire, "net.rstck.4", header, "a frame declaring a 4 GiB name, its bytes unsent")

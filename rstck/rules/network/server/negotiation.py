@@ -21,10 +21,10 @@ untested("net.extensions.3", "rstck defines no extension; nothing to observe unl
 
 
 @rule("net.handshake.1")
-def server_hello_may_come_before_the_client_hello(target):
+def server_hello_may_come_before_the_client_hello(wire):
     """net.handshake.1 (MAY): the kit connects and says nothing; a server that does not wait sends its
     serverHello anyway (looked for during a bounded wait, UNPROMPTED_HELLO_S)."""
-    peer = connect(target, hello=False)
+    peer = connect(wire, hello=False)
     waited = time.monotonic()
     try:
         peer.receive(UNPROMPTED_HELLO_S)
@@ -37,18 +37,18 @@ def server_hello_may_come_before_the_client_hello(target):
 
 
 @rule("net.handshake.2")
-def an_unsupported_version_gets_goodbye(target):
+def an_unsupported_version_gets_goodbye(wire):
     """net.handshake.2: clientHello with version 1 (only 0 exists) is answered with goodbye and a close."""
-    peer = connect(target, hello=False)
+    peer = connect(wire, hello=False)
     peer.send(ClientHello(1, ()), fault="clientHello of version 1")
     expect_goodbye(peer, "net.handshake.2", "a clientHello of version 1")
 
 
 @rule("net.handshake.4")
-def messages_right_after_the_client_hello_are_served(target):
+def messages_right_after_the_client_hello_are_served(wire):
     """net.handshake.4 (MAY for the client): clientHello, subscribe and its demand go out in one write, before
     anything is read; the server serves the stream."""
-    peer = connect(target, hello=False)
+    peer = connect(wire, hello=False)
     peer.send(ClientHello(PROTOCOL_VERSION, ()))
     stream_id = peer.subscribe("rstck/range/3", 3)
     try:
@@ -60,9 +60,9 @@ def messages_right_after_the_client_hello_are_served(target):
 
 
 @rule("net.handshake.6")
-def the_server_hello_matches_the_client_version(target):
+def the_server_hello_matches_the_client_version(wire):
     """net.handshake.6: after clientHello(0), the serverHello says version 0."""
-    peer = connect(target)
+    peer = connect(wire)
     if peer.server_hello is None:
         peer.until(lambda f: type(f) is ServerHello, rule="net.handshake.6", expected="a serverHello")
     if peer.server_hello.version != PROTOCOL_VERSION:
@@ -71,10 +71,10 @@ def the_server_hello_matches_the_client_version(target):
 
 
 @rule("net.extensions.1")
-def no_extension_message_without_negotiation(target):
+def no_extension_message_without_negotiation(wire):
     """net.extensions.1: hellos naming no extension, then plain, packed and split streams: no frame of type 64 or
     above (every frame is checked as it arrives)."""
-    peer = connect(target)
+    peer = connect(wire)
     for name, demand in (("rstck/range/20", 20), ("rstck/blobs/1/100000", 1)):
         stream_id = peer.subscribe(name, demand)
         peer.until_ended(stream_id, rule="1.5", expected=f"{name} to complete")
@@ -82,16 +82,16 @@ def no_extension_message_without_negotiation(target):
 
 
 @rule("net.rstck.5")
-def a_message_before_the_client_hello_gets_goodbye(target):
+def a_message_before_the_client_hello_gets_goodbye(wire):
     """net.rstck.5: a subscribe before any clientHello is answered with goodbye and a close."""
-    peer = connect(target, hello=False)
+    peer = connect(wire, hello=False)
     peer.send(Subscribe("rstck/range/1", 1, 1), fault="subscribe before the clientHello")
     expect_goodbye(peer, "net.rstck.5", "a subscribe before the clientHello")
 
 
 @rule("net.rstck.6")
-def a_second_client_hello_gets_goodbye(target):
+def a_second_client_hello_gets_goodbye(wire):
     """net.rstck.6: a second clientHello on the same connection is answered with goodbye and a close."""
-    peer = connect(target)
+    peer = connect(wire)
     peer.send(ClientHello(PROTOCOL_VERSION, ()), fault="a second clientHello")
     expect_goodbye(peer, "net.rstck.6", "a second clientHello")

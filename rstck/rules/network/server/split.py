@@ -12,9 +12,9 @@ BLOB_SIZE = 300_000  # several parts of any part size under 100 KB (the referenc
 
 
 @rule("net.split.1")
-def large_elements_may_be_split(target):
+def large_elements_may_be_split(wire):
     """net.split.1 (MAY): elements of 300,000 bytes (rstck/blobs/2/300000) may come in parts."""
-    peer = connect(target)
+    peer = connect(wire)
     stream_id = peer.subscribe(f"rstck/blobs/2/{BLOB_SIZE}", 2)
     seen = peer.until(lambda _: bool(peer.stream(stream_id).terminal), rule="1.5",
                       expected="rstck/blobs/2/300000 to complete")
@@ -23,10 +23,10 @@ def large_elements_may_be_split(target):
 
 
 @rule("net.split.3")
-def split_elements_come_whole_one_after_another(target):
+def split_elements_come_whole_one_after_another(wire):
     """net.split.3: the parts of each element of rstck/blobs/3/300000 come together, end with one onNextLastPart,
     and join to exactly the element (checked against the reserved name's content)."""
-    peer = connect(target)
+    peer = connect(wire)
     stream_id = peer.subscribe(f"rstck/blobs/3/{BLOB_SIZE}", 3)
     stream = peer.until_ended(stream_id, rule="1.5", expected="rstck/blobs/3/300000 to complete")
     for i, element in enumerate(stream.elements):

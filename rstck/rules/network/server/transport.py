@@ -13,9 +13,9 @@ untested("net.transport.2", "over TCP there are no transport messages to map pro
 
 
 @rule("net.transport.3")
-def elements_arrive_in_the_order_published(target):
+def elements_arrive_in_the_order_published(wire):
     """net.transport.3: rstck/range/200 with demand for all of it arrives as elements 0 to 199, in order."""
-    peer = connect(target)
+    peer = connect(wire)
     stream_id = peer.subscribe("rstck/range/200", 200)
     stream = peer.until_ended(stream_id, rule="1.5", expected="rstck/range/200 to complete once all 200 elements "
                               "were requested")

@@ -6,16 +6,16 @@
 
 from __future__ import annotations
 
-from rstck.execution.plan import SUBJECTS
 from rstck.core.catalog import DEFAULT_PROFILE
 from rstck.core.target import Target
 
 
 class Verification:
-    """Runs the checks whose subject is in `subjects` against `target` (set by the subclass)."""
+    """Runs the checks whose subject is in `subjects` (None: every subject) against `target` (set by the
+    subclass)."""
 
     target: Target | None = None
-    subjects: frozenset[str] = frozenset(SUBJECTS)
+    subjects: frozenset[str] | None = None
     rules: str | None = None  # an optional selection, "1.*,3.9"
     profile: str = DEFAULT_PROFILE  # which catalogues' checks run: "default", an opt-in profile ("spi-draft"), "all"
     timeout_s: float | None = None

@@ -24,7 +24,7 @@ from rstck.protocols.spark import JOB_TIMEOUT_S, START_TIMEOUT_S, SparkUnavailab
 from rstck.core.session import Session
 from rstck.core.settle import DEFAULT_DEADLINE_S, RESPONSIVENESS_BOUND_S
 from rstck.core.target import PYTHON, Profile
-from rstck.adapters.inprocess import InProcessTarget
+from rstck.adapters.inprocess.target import InProcessTarget
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

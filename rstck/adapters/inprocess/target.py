@@ -53,6 +53,8 @@ class InProcessTarget(Target):
         inside; False: never.
     """
 
+    may_serve = frozenset({"publisher", "subscriber", "processor"})
+
     def __init__(self, create_publisher: Callable[[int], Any] | None = None,
                  create_failed_publisher: Callable[[], Any] | None = None,
                  max_elements: int | None = None, *,
