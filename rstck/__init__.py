@@ -23,11 +23,11 @@ _leave_the_kits_assertions_alone()
 
 # The public names, and the module each comes from.
 _PUBLIC = {
-    "DraftProfile": "rstck.core.target",
+    "DraftNames": "rstck.rules.spi_draft.names",
+    "ErrorNames": "rstck.core.target",
     "InProcessTarget": "rstck.adapters.inprocess.target",
     "NotApplicable": "rstck.core.verdict",
     "ProcessorVerification": "rstck.execution.verification",
-    "Profile": "rstck.core.target",
     "PublisherVerification": "rstck.execution.verification",
     "RuleViolation": "rstck.core.verdict",
     "SubscriberVerification": "rstck.execution.verification",
@@ -39,7 +39,12 @@ _PUBLIC = {
 }
 
 
+# Former names, kept working: "profile" now means a spec profile only (rstck/core/plugins.py).
+_FORMER = {"Profile": "ErrorNames", "DraftProfile": "DraftNames"}
+
+
 def __getattr__(name: str):
+    name = _FORMER.get(name, name)
     module = _PUBLIC.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -56,7 +61,7 @@ def connect(url: str, **options):
     return connect_threaded(url, **options)
 
 
-__all__ = sorted([*_PUBLIC, "connect"])
+__all__ = sorted([*_PUBLIC, *_FORMER, "connect"])
 
 
 def __dir__():

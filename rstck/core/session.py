@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     import asyncio
 
     from rstck.core.executor import InstrumentedExecutor
-    from rstck.core.target import Profile, Target
+    from rstck.core.target import ErrorNames, Target
 
 
 # How many violations of one rule a check keeps in full (the rest are counted).
@@ -113,8 +113,8 @@ class Session:
         return self._settler
 
     @property
-    def profile(self) -> Profile:
-        return self.target.profile
+    def error_names(self) -> ErrorNames:
+        return self.target.error_names
 
     @property
     def max_elements(self) -> int | None:

@@ -26,29 +26,17 @@ if TYPE_CHECKING:
 
 
 @dataclasses.dataclass(frozen=True)
-class Profile:
-    """How a language maps the spec's error types. Errors are matched by class name."""
+class ErrorNames:
+    """How a language names the spec's error types (`rstck.Profile` is its former name). Errors are matched by
+    class name, a base class's included."""
 
     name: str
     type_error: str  # null arguments (1.9, 2.13)
     range_error: str  # request(n <= 0) (3.9)
 
 
-PYTHON = Profile("python", type_error="TypeError", range_error="ValueError")
+PYTHON = ErrorNames("python", type_error="TypeError", range_error="ValueError")
 
-
-@dataclasses.dataclass(frozen=True)
-class DraftProfile:
-    """How a target maps the early SPI draft (the spi-draft profile, docs/spi-draft.md): the name of its
-    `requestMore`, and the class names its Java exceptions are matched by (a base class name matches too)."""
-
-    request_more: str = "request_more"  # a target built on the final spec: "request"
-    illegal_state: str = "RuntimeError"  # java.lang.IllegalStateException
-    illegal_argument: str = "ValueError"  # java.lang.IllegalArgumentException
-
-
-# A target built on the final spec, run under the spi-draft profile: its `request` is the draft's requestMore.
-FINAL_SPEC_NAMES = DraftProfile(request_more="request")
 
 # What a target can offer; a check that needs something a target lacks is n/a.
 FACTORY_CAPABILITIES = ("publisher", "failed_publisher", "subscriber", "processor")
@@ -58,8 +46,7 @@ class Target:
     """Base of all targets. Adapters subclass it and fill in the factories they support."""
 
     name: str = "target"
-    profile: Profile = PYTHON
-    spi_draft: DraftProfile = DraftProfile()  # read only by the spi-draft profile's checks
+    error_names: ErrorNames = PYTHON
     max_elements: int | None = None
     capabilities: frozenset[str] = frozenset()
     # The subjects a target of this kind may serve: a run names those this one does not (its capabilities).

@@ -101,7 +101,7 @@ class PublisherMachine(FuzzMachine):
             return
         publisher, size = self._publisher_for(source, which, size)
         if source == "None" and "null_arguments" in self.capabilities:
-            session.call_expecting_error(publisher, "subscribe", (None,), error_type=session.profile.type_error,
+            session.call_expecting_error(publisher, "subscribe", (None,), error_type=session.error_names.type_error,
                                          rule="1.9", actor=self._label(publisher))
             return
         watch = self._new_watch(publisher, size)
@@ -384,12 +384,12 @@ class PublisherMachine(FuzzMachine):
 
     def _check_range_error(self, watch: Watch) -> None:
         probe, session = watch.probe, self.session
-        expected = f"on_error({session.profile.range_error}) after a non-positive request"
+        expected = f"on_error({session.error_names.range_error}) after a non-positive request"
         if not probe.terminated:
             if probe.cancelled:  # a cancel after the request (a step's, or the probe's own in a signal on
                 return           # another thread) may overtake the on_error, as _cancel allows (1.8, 3.12)
             session.violate("3.9", expected, f"{probe.name} was still live once settled ({probe.observed()})")
-        elif probe.errors and session.profile.range_error in {c.__name__ for c in type(probe.errors[0]).__mro__}:
+        elif probe.errors and session.error_names.range_error in {c.__name__ for c in type(probe.errors[0]).__mro__}:
             return
         elif not (watch.end_maybe_under_way
                   and (watch.range_error_at_subscribe or self._delivered_asynchronously(probe))):

@@ -81,7 +81,7 @@ class Upstream:
     def send_none(self, method: str) -> None:
         """on_subscribe(None), on_next(None) or on_error(None) must raise the profile's type error (2.13)."""
         session = self.session
-        session.call_expecting_error(self.subscriber, method, (None,), error_type=session.profile.type_error,
+        session.call_expecting_error(self.subscriber, method, (None,), error_type=session.error_names.type_error,
                                      rule="2.13", actor=self.label)
 
     def check_settled(self, *, expect_demand: bool = True) -> None:

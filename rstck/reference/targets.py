@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from rstck.adapters.inprocess.target import InProcessTarget
-from rstck.core.target import FINAL_SPEC_NAMES
+from rstck import DraftNames, InProcessTarget
 from rstck.reference.processors import MapProcessor
 from rstck.reference.publishers import AsyncioPublisher, ExecutorPublisher, FailedPublisher, IterablePublisher
 from rstck.reference.subscribers import BufferedSubscriber, SyncSubscriber
@@ -52,5 +51,5 @@ map_processor = InProcessTarget(
 # draft's requestMore; no check of the default profile reads it.
 for _final in (sync_publisher, threaded_publisher, asyncio_publisher, map_processor, buffered_subscriber,
                sync_subscriber):
-    _final.spi_draft = FINAL_SPEC_NAMES
+    _final.spi_draft = DraftNames(request_more="request")
 del _final  # not a target of its own

@@ -21,7 +21,7 @@ from rstck.core.probes import ProbeObserver
 from rstck.core.session import RetryCallMode, Session
 from rstck.core.settle import RESPONSIVENESS_BOUND_S
 from rstck.core.signals import show
-from rstck.core.target import FACTORY_CAPABILITIES, PYTHON, Profile, Target
+from rstck.core.target import FACTORY_CAPABILITIES, PYTHON, ErrorNames, Target
 from rstck.core.verdict import TargetError
 
 # The methods an object must have to be what its factory promises.
@@ -62,8 +62,8 @@ class InProcessTarget(Target):
                  create_whitebox_subscriber: Callable[[Any], Any] | None = None,
                  create_processor: Callable[[], Any] | None = None,
                  name: str | None = None, quiet_period_s: float | None = None,
-                 responsiveness_bound_s: float = RESPONSIVENESS_BOUND_S, profile: Profile = PYTHON,
-                 calls_in_loop: bool | None = None):
+                 responsiveness_bound_s: float = RESPONSIVENESS_BOUND_S, error_names: ErrorNames = PYTHON,
+                 calls_in_loop: bool | None = None, profile: ErrorNames | None = None):
         super().__init__()
         factories = {"create_publisher": create_publisher, "create_failed_publisher": create_failed_publisher,
                      "create_subscriber": create_subscriber, "create_whitebox_subscriber": create_whitebox_subscriber,
@@ -84,7 +84,7 @@ class InProcessTarget(Target):
         self.name = name or "in-process target"
         self.quiet_period_s = quiet_period_s
         self.responsiveness_bound_s = responsiveness_bound_s
-        self.profile = profile
+        self.error_names = profile or error_names  # `profile`: the former name of `error_names`
         self.calls_in_loop = calls_in_loop
         self._in_loop = calls_in_loop is not False
         self._needs_loop = False

@@ -25,7 +25,7 @@ from typing import Any
 from rstck.protocols.network.connection import Connection, ThreadedConnection, connect_threaded, parse_url
 from rstck.core.settle import SettleOutcome, SettleTimeout, Settler
 from rstck.core.signals import Label, Trace
-from rstck.core.target import Profile, Target
+from rstck.core.target import ErrorNames, Target
 from rstck.core.threads import mark_kit_thread
 from rstck.core.verdict import BadInput, RuleViolation, TargetError
 from rstck.protocols.network.wire import Cancel, Request, Subscribe, describe
@@ -61,7 +61,7 @@ class NetworkServerTarget(Target):
     """A server at host:port that serves the reserved publisher names (docs/wire-format.md)."""
 
     # Over the wire an error is a message: the kit's client delivers every onError as a RemoteError.
-    profile = Profile("network", type_error="RemoteError", range_error="RemoteError")
+    error_names = ErrorNames("network", type_error="RemoteError", range_error="RemoteError")
 
     capabilities = frozenset({"publisher", "failed_publisher", "server"})
     # The fuzz phase explores orderings of a subscriber's calls; over the wire the kit's client makes them, and

@@ -20,12 +20,12 @@ from rstck.core.probes import ProbeObserver
 from rstck.core.session import Session
 from rstck.core.settle import SettleOutcome, Settler, SettleTimeout
 from rstck.core.signals import Trace, show
-from rstck.core.target import Profile, Target
+from rstck.core.target import ErrorNames, Target
 from rstck.core.verdict import BadInput, TargetError
 from rstck.protocols.node.driver import (IDLE_REPLY_GRACE_S, LOAD_TIMEOUT_S, MAX_SAFE_INTEGER, Abandoned, NodePool, NodeProcess,
                      NoReply, ProcessEnded, describe_error, driver_env, node_executable, stack_frame)
 
-JAVASCRIPT = Profile("javascript", type_error="TypeError", range_error="RangeError")
+JAVASCRIPT = ErrorNames("javascript", type_error="TypeError", range_error="RangeError")
 
 # The factories a module may export, and the capability each gives.
 FACTORIES = {
@@ -89,7 +89,7 @@ class NodeTarget(Target):
 
     may_serve = frozenset({"publisher", "subscriber", "processor"})
 
-    profile = JAVASCRIPT
+    error_names = JAVASCRIPT
     factories = FACTORIES  # what the module may export, and the capability each gives
     prefix = "node:"
 

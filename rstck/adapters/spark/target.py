@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from rstck.protocols.spark import JOB_TIMEOUT_S, START_TIMEOUT_S, SparkUnavailable, spark_session
 from rstck.core.session import Session
 from rstck.core.settle import DEFAULT_DEADLINE_S, RESPONSIVENESS_BOUND_S
-from rstck.core.target import PYTHON, Profile
+from rstck.core.target import PYTHON, ErrorNames
 from rstck.adapters.inprocess.target import InProcessTarget
 
 if TYPE_CHECKING:
@@ -74,7 +74,7 @@ class SparkTarget(InProcessTarget):
                  max_elements: int | None = None, master: str | None = None, name: str | None = None,
                  start_timeout_s: float = START_TIMEOUT_S, job_timeout_s: float = JOB_TIMEOUT_S,
                  quiet_period_s: float | None = None, responsiveness_bound_s: float = RESPONSIVENESS_BOUND_S,
-                 profile: Profile = PYTHON, fuzz_phase: bool = False,
+                 error_names: ErrorNames = PYTHON, fuzz_phase: bool = False, profile: ErrorNames | None = None,
                  warm_up: Callable[[SparkSession], Any] | None = None):
         if create_dataframe is not None and create_publisher is not None:
             raise TypeError("SparkTarget: give create_dataframe or create_publisher, not both")
@@ -111,7 +111,8 @@ class SparkTarget(InProcessTarget):
             max_elements=max_elements, create_subscriber=with_session(create_subscriber),
             create_whitebox_subscriber=with_session(create_whitebox_subscriber),
             create_processor=with_session(create_processor), name=name or "Spark target",
-            quiet_period_s=quiet_period_s, responsiveness_bound_s=responsiveness_bound_s, profile=profile,
+            quiet_period_s=quiet_period_s, responsiveness_bound_s=responsiveness_bound_s,
+            error_names=profile or error_names,  # `profile`: the former name of `error_names`
             calls_in_loop=False)  # Spark code is synchronous: no event loop needed around its calls
         self.fuzz_phase = fuzz_phase
 

@@ -10,7 +10,7 @@ onSubscribe once it has ended (1.9), and schedules every signal it receives (2.2
 
 from __future__ import annotations
 
-from rstck.adapters.inprocess.target import InProcessTarget
+from rstck import InProcessTarget
 from rstck.reference.spi_draft.processor import DraftProcessor, DraftProcessorSubscription
 from rstck.reference.spi_draft.publisher import MAX_TOTAL_DEMAND, DraftPublisher, DraftSubscription, IllegalStateError
 from rstck.reference.spi_draft.subscriber import DraftSubscriber

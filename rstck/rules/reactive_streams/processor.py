@@ -168,7 +168,7 @@ def null_element_is_not_passed_downstream(session):
     processor, _, downstream = wire(session)
     downstream.request(1)
     session.settle()
-    session.call_expecting_error(processor, "on_next", (None,), error_type=session.profile.type_error, rule="2.13",
+    session.call_expecting_error(processor, "on_next", (None,), error_type=session.error_names.type_error, rule="2.13",
                                 actor=session.label(processor))
     session.settle()
     passed_on = [s for s in session.trace.signals_of(downstream.name, "on_next") if s.args and s.args[0] is None]

@@ -250,7 +250,7 @@ def null_arguments_raise_type_error(session):
     source, subscriber, _ = attach(session)
     label = session.label(subscriber)
     for method in ("on_subscribe", "on_next", "on_error"):
-        session.call_expecting_error(subscriber, method, (None,), error_type=session.profile.type_error,
+        session.call_expecting_error(subscriber, method, (None,), error_type=session.error_names.type_error,
                                     rule="2.13", actor=label)
     session.settle()
 

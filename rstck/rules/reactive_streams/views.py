@@ -23,7 +23,7 @@ class _ProcessorView(Target):
         super().__init__()
         self.base = processor_target
         self.name = f"{processor_target.name} (processor as {self.role})"
-        self.profile = processor_target.profile
+        self.error_names = processor_target.error_names
         self.max_elements = processor_target.max_elements
         self.quiet_period_s = processor_target.quiet_period_s
         self.responsiveness_bound_s = processor_target.responsiveness_bound_s

@@ -20,7 +20,7 @@ from typing import Any
 
 from rstck.core.probes import ProbeSubscriber
 from rstck.core.signals import Signal, show
-from rstck.core.target import DraftProfile
+from rstck.rules.spi_draft.names import DraftNames, draft_names
 from rstck.core.verdict import RuleViolation
 
 # How long requestMore and cancel may take is the draft's "Generally" (a SHOULD).
@@ -126,9 +126,9 @@ class DraftProbe(ProbeSubscriber):
             self._fail(rule, "no onSubscribe", f"onSubscribe({self.subscription_name}), then {self.observed()}")
 
 
-def mapping(session: Any) -> DraftProfile:
+def mapping(session: Any) -> DraftNames:
     """The target's mapping of the draft: its requestMore's name and its exception classes."""
-    return session.target.spi_draft
+    return draft_names(session.target)
 
 
 def subscribe(session: Any, publisher: Any, probe: DraftProbe | None = None, *,
