@@ -64,6 +64,14 @@ class Profile:
         """The section of the check module `module`: its first name within the profile's package."""
         return module[len(self.package) + 1:].split(".")[0]
 
+    def item_markers(self) -> dict[str, str]:
+        """The pytest markers its items carry, with their help: its own, its subjects' and its sections' (the
+        help `markers` gives, else a line naming the profile)."""
+        named = [self.marker] if self.marker else []
+        named += [*reversed(self.subjects), *dict.fromkeys(module.split(".")[0] for module in self.checks)]
+        found = {name: f"{self.title}: its {name} checks" for name in named}
+        return {**found, **self.markers}
+
     def owns(self, module: str) -> bool:
         return module == self.package or module.startswith(self.package + ".")
 

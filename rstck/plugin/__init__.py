@@ -47,7 +47,7 @@ def markers() -> dict[str, str]:
     """Every marker an rstck item may carry, with its help: the item's, each profile's, then the levels'."""
     found = dict(ITEM_MARKER)
     for profile in profiles():
-        for name, text in profile.markers.items():
+        for name, text in profile.item_markers().items():
             found.setdefault(name, text)
     return {**found, **KIT_MARKERS}
 
