@@ -11,7 +11,7 @@ import sys
 import textwrap
 import time
 
-from rstck.cli.options import count, seconds
+from rstck.execution.options import count, seconds
 from rstck.execution.plan import untested_items
 from rstck.reports.allowlist import apply_allowlist, load_allowlist
 from rstck.reports.items import SUMMARY_ORDER, gate_status, item_verdicts

@@ -20,7 +20,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any, Callable
 
-from rstck.cli.options import count, seconds
+from rstck.execution.options import count, seconds
 from rstck.core.settle import DEFAULT_DEADLINE_S
 from rstck.core.target import Target, load_target
 from rstck.core.verdict import BadInput

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from rstck.cli.options import seconds
+from rstck.execution.options import seconds
 from rstck.execution.plan import Planned, plan
 from rstck.reports.allure import ALLURE_MARKERS, allure_markers, attach_to_allure
 from rstck.execution.rows import upgrade
