@@ -194,7 +194,7 @@ def test_a_seed_draws_the_same_whatever_modules_are_loaded(tmp_path, monkeypatch
     module = tmp_path / "rstck_many_constants.py"
     # a module with constants of every kind (the codec's source, under a name no test imports): seen to
     # change this very run when the kit did not keep Hypothesis from drawing them
-    module.write_text((pathlib.Path(rstck.__file__).parent / "wire.py").read_text())
+    module.write_text((pathlib.Path(rstck.__file__).parent / "protocols" / "network" / "wire.py").read_text())
     assert is_local_module_file(str(module))  # else this test would show nothing
     monkeypatch.syspath_prepend(str(tmp_path))
     importlib.import_module("rstck_many_constants")
