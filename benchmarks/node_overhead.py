@@ -45,7 +45,7 @@ class Clock:
 
     def __init__(self) -> None:
         self.spent_s = 0.0
-        bind, close = NodeSettler.bind, NodeSettler.close
+        bind, give_back = NodeSettler.bind, NodeSettler.give_back
 
         def timed_bind(settler, session):
             if settler.process is not None:
@@ -56,14 +56,14 @@ class Clock:
             finally:
                 self.spent_s += time.perf_counter() - started
 
-        def timed_close(settler):
+        def timed_give_back(settler):
             started = time.perf_counter()
             try:
-                close(settler)
+                give_back(settler)
             finally:
                 self.spent_s += time.perf_counter() - started
 
-        NodeSettler.bind, NodeSettler.close = timed_bind, timed_close
+        NodeSettler.bind, NodeSettler.give_back = timed_bind, timed_give_back
 
 
 def run_mode(module: str, options: dict, clock: Clock) -> tuple[float, float, int]:

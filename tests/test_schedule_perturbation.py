@@ -9,7 +9,7 @@ import pytest
 
 from rstck.execution.plan import plan
 from rstck.execution.runner import run_check
-from rstck.core.threads import ThreadWatch
+from rstck.core.thread_watch import ThreadWatch
 from rstck.core.verdict import Verdict
 
 from .zoo import race_publishers

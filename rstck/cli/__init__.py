@@ -21,7 +21,7 @@ from rstck.core.catalog import ALL_PROFILE, DEFAULT_PROFILE, load_catalog
 from rstck.core.plugins import TargetOption, adapters, target_options
 from rstck.core.settle import DEFAULT_DEADLINE_S
 from rstck.core.signals import escape_controls
-from rstck.core.threads import end_process
+from rstck.core.process_end import end_process
 from rstck.execution.supervise import CheckRun, KitBroke, Observer, supervise
 from rstck.core.verdict import BadInput, Verdict
 

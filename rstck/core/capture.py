@@ -35,7 +35,7 @@ def _log_record(session_of: SessionOf, record: Any) -> None:
     except BaseException as exc:  # noqa: BLE001 - a record whose arguments do not format: keep what shows
         message = f"{record.msg!r} (its arguments did not format: {type(exc).__name__})"
     exception = record.exc_info[1] if record.exc_info else None
-    session.report("log", exception, f"log {record.levelname} {record.name}: {message}")
+    session.surfacing.report("log", exception, f"log {record.levelname} {record.name}: {message}")
 
 
 @contextlib.contextmanager
@@ -54,7 +54,7 @@ def reports_into(session_of: SessionOf) -> Iterator[None]:
             previous_hook(args)
             return
         name = args.thread.name if args.thread is not None else "a thread"
-        session.report("thread", args.exc_value, f"{name} ended with an uncaught {args.exc_type.__name__}")
+        session.surfacing.report("thread", args.exc_value, f"{name} ended with an uncaught {args.exc_type.__name__}")
 
     threading.excepthook = thread_died
     try:

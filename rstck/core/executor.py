@@ -9,7 +9,7 @@ import concurrent.futures
 import threading
 import time
 
-from rstck.core.threads import mark_kit_thread
+from rstck.core.kit_threads import mark_kit_thread
 
 
 class InstrumentedExecutor(concurrent.futures.ThreadPoolExecutor):

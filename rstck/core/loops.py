@@ -10,7 +10,9 @@ import asyncio
 import threading
 import time
 
-from rstck.core.settle import SettleTimeout
+
+class TimerPastDeadline(Exception):
+    """The loop's next timer is due after the check's deadline: it cannot settle in time."""
 
 
 def _next_timer(loop: asyncio.AbstractEventLoop) -> float | None:
@@ -24,7 +26,7 @@ def run_loop_until_idle(loop: asyncio.AbstractEventLoop, deadline: float, horizo
                         stop=lambda: False) -> bool:
     """Run `loop` until it has no ready callback and no timer due within the horizon.
 
-    Returns whether any work ran. Raises SettleTimeout at the deadline.
+    Returns whether any work ran. Raises TimerPastDeadline if a timer within the horizon is due after the deadline.
     """
     due = _next_timer(loop)
     worked = bool(loop._ready) or (due is not None and due <= loop.time() + horizon_s)  # type: ignore[attr-defined]
@@ -41,7 +43,7 @@ def run_loop_until_idle(loop: asyncio.AbstractEventLoop, deadline: float, horizo
             if due is None or due > now + horizon_s:
                 return
             if time.monotonic() + (due - now) > deadline:
-                raise SettleTimeout(f"a timer is due in {due - now:.3f} s, past the deadline")
+                raise TimerPastDeadline(f"a timer is due in {due - now:.3f} s, past the deadline")
             await asyncio.sleep(max(0.0, due - now))
 
     if not worked:
@@ -73,9 +75,17 @@ def call_in_loop(loop: asyncio.AbstractEventLoop, function, args: tuple):
 TASK_CANCEL_BOUND_S = 0.5
 
 
-def cancel_leftover_tasks(loop: asyncio.AbstractEventLoop) -> None:
-    """Cancel the tasks a check left on its loop and let them unwind (as asyncio.run does), within a bound:
-    a task left pending on a closed loop would fail later, wherever it happens to be collected."""
+def close_loop(loop: asyncio.AbstractEventLoop) -> None:
+    """Close a check's loop once the check is over, unless it is running still (a check given up inside one of
+    its callbacks). First the tasks the check left on it are cancelled and let unwind (as asyncio.run does),
+    within a bound: a task left pending on a closed loop would fail later, wherever it happens to be collected."""
+    if loop.is_closed() or loop.is_running():
+        return
+    _cancel_leftover_tasks(loop)
+    loop.close()
+
+
+def _cancel_leftover_tasks(loop: asyncio.AbstractEventLoop) -> None:
     tasks = [task for task in asyncio.all_tasks(loop) if not task.done()]
     if not tasks:
         return

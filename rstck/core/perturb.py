@@ -19,13 +19,13 @@ replay makes the same choices.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import threading
 import time
 from typing import Any
 
-from rstck.core.threads import ThreadWatch, is_kit_thread
+from rstck.core.kit_threads import is_kit_thread, start_kit_thread
+from rstck.core.thread_states import read_states
 
 # The longest a linger or a yield waits for the target's threads: generous for a loaded machine, and a
 # bound only (a conformant target's threads are normally parked, blocked or done within a millisecond).
@@ -45,35 +45,30 @@ def enabled() -> bool:
     return os.environ.get(ENV_SWITCH, "1") != "0"
 
 
-@dataclasses.dataclass(frozen=True)
-class LingerOutcome:
-    ended_by: str  # "signal", "idle", "blocked", "bound", "no threads", "off"
-    waited_s: float
-
-
 def _target_threads(session: Any) -> dict[int, threading.Thread]:
     """The threads of the target's that may act now: started during the check, or seen signalling in it;
     never the kit's, never the caller's own."""
     me = threading.get_ident()
-    before = session.settler.threads._started_before  # an immutable snapshot: safe from any thread
+    before = session.settler.threads.started_before
     signalling = set(list(session.trace.longest_gap_ns))
     return {t.ident: t for t in threading.enumerate()
             if t.ident != me and t.ident is not None and not is_kit_thread(t)
             and (t not in before or t.ident in signalling)}
 
 
-def linger(session: Any, *, bound_s: float = LINGER_BOUND_S, why: str = "") -> LingerOutcome:
+def linger(session: Any, *, why: str = "") -> None:
     """Hold the calling thread until the target's other threads have made the progress they can.
 
     Ends when a signal is recorded (a thread of the target's acted), when every such thread has ended,
     is parked (nothing more without outside input), or has stayed blocked at one place for
-    BLOCKED_STABLE_S (waiting for something the caller holds), or at the bound."""
+    BLOCKED_STABLE_S (waiting for something the caller holds), or at the bound. The trace notes how long it
+    lingered, and what ended it, when `why` says what for."""
     started = time.monotonic()
     if not enabled():
-        return LingerOutcome("off", 0.0)
+        return
     trace = session.trace
     seen = len(trace)
-    end = min(started + bound_s, session.deadline)
+    end = min(started + LINGER_BOUND_S, session.deadline)
     stable_where: dict[int, Any] = {}
     stable_since = started
     while True:
@@ -82,7 +77,7 @@ def linger(session: Any, *, bound_s: float = LINGER_BOUND_S, why: str = "") -> L
         threads = _target_threads(session)
         if not threads:
             return _done(session, "no threads", started, why)
-        states = ThreadWatch.states(threads)
+        states = read_states(threads)
         kinds = {state.kind for state in states.values()}
         now = time.monotonic()
         if kinds <= {"ended", "parked"}:
@@ -98,30 +93,20 @@ def linger(session: Any, *, bound_s: float = LINGER_BOUND_S, why: str = "") -> L
         trace.wait_for_more(seen, max(0.0002, min([LOOK_S, end - now] + timers)))
 
 
-def _done(session: Any, ended_by: str, started: float, why: str) -> LingerOutcome:
-    waited = time.monotonic() - started
-    if why and ended_by not in ("no threads", "off"):
-        session.trace.note(f"lingered {waited * 1000:.1f} ms {why}: ended by {ended_by}")
-    return LingerOutcome(ended_by, waited)
+def _done(session: Any, ended_by: str, started: float, why: str) -> None:
+    """`ended_by`: "signal", "idle", "blocked", "bound" or "no threads" (a linger with nothing to wait for,
+    not noted)."""
+    if why and ended_by != "no threads":
+        session.trace.note(f"lingered {(time.monotonic() - started) * 1000:.1f} ms {why}: ended by {ended_by}")
 
 
-def yield_to_target(session: Any, why: str = "") -> LingerOutcome:
+def yield_to_target(session: Any, why: str = "") -> None:
     """Give the target's threads their turn at a chosen point of the check's own thread."""
-    return linger(session, why=why)
-
-
-def on_kit_thread(session: Any, call: Any, name: str = "rstck-second-thread") -> threading.Thread:
-    """Start `call` on a thread of the kit's (not joined: the caller decides when to wait for it)."""
-    from rstck.core.threads import mark_kit_thread
-
-    thread = threading.Thread(target=call, name=name, daemon=True)
-    mark_kit_thread(thread)
-    thread.start()
-    return thread
+    linger(session, why=why)
 
 
 def join_kit_thread(session: Any, thread: threading.Thread, rule: str) -> None:
-    """Wait for a kit thread started by `on_kit_thread` until the check's deadline; a call still under way
+    """Wait for a kit thread started by `on_second_thread` until the check's deadline; a call still under way
     then is the target's hang, charged to `rule`."""
     from rstck.core.verdict import RuleViolation
 
@@ -153,7 +138,7 @@ def second_thread_allowed(session: Any, probe: Any) -> bool:
         return False
     if threading.current_thread() is not session.check_thread:
         return True
-    outstanding = session.outstanding
+    outstanding = session.calls.outstanding
     return bool(outstanding) and outstanding[-1].method in _AROUND and not session.settler.loop_used
 
 
@@ -161,21 +146,20 @@ def second_thread_allowed(session: Any, probe: Any) -> bool:
 _AROUND = frozenset({"subscribe", "on_subscribe", "on_next", "on_complete", "on_error"})
 
 
-def on_second_thread(session: Any, probe: Any, call: Any, what: str, *,
-                     bound_s: float = LINGER_BOUND_S) -> threading.Thread | None:
+def on_second_thread(session: Any, probe: Any, call: Any, what: str) -> threading.Thread | None:
     """From inside a signal: `call` (one of `probe`'s calls, described by `what`) made on a second thread of the
-    kit's while this signal is still in flight, waited for up to `bound_s` (a publisher that holds a lock across
-    on_next lets it through only once the signal returns). Where a second thread is not allowed, the call is made
-    here. Returns the thread if it is still under way: the caller joins it (`join_kit_thread`) before judging."""
+    kit's while this signal is still in flight, waited for up to LINGER_BOUND_S (a publisher that holds a lock
+    across on_next lets it through only once the signal returns). Where a second thread is not allowed, the call
+    is made here. Returns the thread if it is still under way: the caller joins it (`join_kit_thread`) before
+    judging."""
     if not second_thread_allowed(session, probe):
         call()
         return None
     session.trace.note(f"{probe.name} {what} on a second thread while this signal is in flight")
-    thread = on_kit_thread(session, call)
-    thread.join(max(0.0, min(bound_s, session.deadline - time.monotonic())))
+    thread = start_kit_thread(call, "rstck-second-thread")
+    thread.join(max(0.0, min(LINGER_BOUND_S, session.deadline - time.monotonic())))
     return thread if thread.is_alive() else None
 
 
-def request_from_second_thread(session: Any, probe: Any, n: int, *,
-                               bound_s: float = LINGER_BOUND_S) -> threading.Thread | None:
-    return on_second_thread(session, probe, lambda: probe.request(n), f"requests {n}", bound_s=bound_s)
+def request_from_second_thread(session: Any, probe: Any, n: int) -> threading.Thread | None:
+    return on_second_thread(session, probe, lambda: probe.request(n), f"requests {n}")

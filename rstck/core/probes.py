@@ -21,7 +21,7 @@ from rstck.core.signals import HEAD as TAPE_HEAD
 from rstck.core.signals import Label, Signal, kept_as as _kept_as, show
 from rstck.core.signals import SMALL_INT_HIGH as _SMALL_INT_HIGH
 from rstck.core.signals import SMALL_INT_LOW as _SMALL_INT_LOW
-from rstck.core.verdict import RuleViolation
+from rstck.core.verdict import RuleViolation, TargetError
 
 Reaction = Callable[..., None]
 _NOTHING = object()
@@ -37,10 +37,6 @@ def _describe(entry: Any) -> str:
         return f"#{entry.seq} {entry.call_text()} (on {entry.thread})"
     seq, item = entry
     return f"#{seq} on_next({show(item)})"
-
-
-class OnPurpose(RuntimeError):
-    """What a kit subscriber raises from on_next on purpose, to see the publisher's half of 2.13."""
 
 
 class SerialCalls:
@@ -214,7 +210,7 @@ class ProbeSubscriber:
                                                       or self._cancel_settled or self._cancel_under_way
                                                       or self.fail_on_next or self.dwell_s
                                                       or "on_next" in self.linger_in
-                                                      or self.timed or self._session.abandoned)
+                                                      or self.timed or self._session.lifecycle.sealed)
                         and self.reactions["on_next"] is None)
 
     def linger_also(self, kind: str) -> None:
@@ -253,13 +249,13 @@ class ProbeSubscriber:
         self._signal("on_complete", (), False)
 
     def _signal(self, kind: str, args: tuple, null_argument: bool) -> None:
-        if self._session.abandoned:  # a call from what an abandoned check left behind: counted, not judged
+        if self._session.lifecycle.sealed:  # a call from what an abandoned check left behind: counted, not judged
             self.trace.record_fast(kind, self.name, None)
             return
         started = time.perf_counter_ns()
         me = _get_ident()
         if kind == "on_subscribe" and args[0] is not None:
-            shown: tuple = (Label(self._session.label(args[0], "sub")),)
+            shown: tuple = (Label(self._session.labels.of(args[0], "sub")),)
         else:
             shown = args
         signal = self.trace.record(kind, self.name, shown)
@@ -288,7 +284,10 @@ class ProbeSubscriber:
                 time.sleep(self.dwell_s)  # widen the window in which an overlap can show
             reaction = self.reactions.get(kind)
             if reaction is not None:
-                self._session.run_reaction(reaction, self, *args)
+                try:
+                    reaction(self, *args)
+                except Exception as exc:  # a check's own reaction broke: the kit's fault
+                    self._session.findings.kit_errors.append(exc)
             if kind in self.linger_in:
                 from rstck.core.perturb import linger
 
@@ -297,7 +296,7 @@ class ProbeSubscriber:
                 self.failed_on_purpose = True
                 self.silence("2.13")  # from now on the subscription counts as cancelled, by both sides
                 self.cancelled = True
-                error = self._session.on_purpose
+                error = self._session.surfacing.error
                 signal.outcome = f"raised {show(error)} (on purpose)"
                 raise error
         finally:
@@ -322,11 +321,11 @@ class ProbeSubscriber:
             if self.subscribed > 1:
                 self._violate("2.12", "on_subscribe at most once for a given subscriber",
                               f"{where}: a second on_subscribe")
-                self._session.call(args[0], "cancel", (), actor=self._session.label(args[0], "sub"),
-                                   rule_if_raises="3.15")  # 2.5: the probe cancels the extra subscription
+                self._session.calls.make(args[0], "cancel", (), actor=self._session.labels.of(args[0], "sub"),
+                                         rule_if_raises="3.15")  # 2.5: the probe cancels the extra subscription
                 return
             self.subscription = args[0]
-            self.subscription_name = self._session.label(args[0], "sub")
+            self.subscription_name = self._session.labels.of(args[0], "sub")
             return
         if not self.subscribed:
             self._violate("1.9", "on_subscribe before any other signal", f"{where} came before on_subscribe")
@@ -348,7 +347,7 @@ class ProbeSubscriber:
         """Count an element or terminal signal once it has been judged (the draft's probe shares this)."""
         if kind == "on_next":
             self.received += 1
-            if self._cancel_under_way and self._session.happened_before_the_call():
+            if self._cancel_under_way and self._session.signalling.happened_before_the_call():
                 self.cancelled_at = self.received  # delivered before the cancel reached the publisher (3.12)
             if len(self.elements) < self.keep:
                 self.elements.append(args[0])
@@ -375,7 +374,7 @@ class ProbeSubscriber:
             return
         # A request made from inside a signal that happened before the pending cancel reached the publisher
         # (delivered to the kit while it waited for that cancel) is demand the publisher still counts.
-        before_the_cancel = self._cancel_under_way and self._session.happened_before_the_call()
+        before_the_cancel = self._cancel_under_way and self._session.signalling.happened_before_the_call()
         if isinstance(n, int) and n > 0 and (not self.cancelled or before_the_cancel):
             self.requested += n
         # A raise from inside a signal is 3.2's only for a demand every publisher must take as it is: one at
@@ -385,8 +384,8 @@ class ProbeSubscriber:
         rule = rule_if_raises or ("3.2" if reentrant else "3.16")
         before = getattr(self._callback_ns, "value", 0)
         started = time.perf_counter_ns()
-        self._session.call(self.subscription, "request", (n,), actor=self.subscription_name, rule_if_raises=rule,
-                           check_goes_on=judged_all_the_same)
+        self._session.calls.make(self.subscription, "request", (n,), actor=self.subscription_name,
+                                 rule_if_raises=rule, check_goes_on=judged_all_the_same)
         if self.timed:
             spent_in_probe = getattr(self._callback_ns, "value", 0) - before
             self.last_request_s = max(0, time.perf_counter_ns() - started - spent_in_probe) / 1e9
@@ -404,8 +403,8 @@ class ProbeSubscriber:
     def _request_after_terminal_now(self, n: int, rule_if_raises: str) -> None:
         assert self.terminated, "only a stream that has ended is asked after its end"
         self.calls_after_terminal += 1
-        self._session.call(self.subscription, "request", (n,), actor=self.subscription_name,
-                           rule_if_raises=rule_if_raises)
+        self._session.calls.make(self.subscription, "request", (n,), actor=self.subscription_name,
+                                 rule_if_raises=rule_if_raises)
 
     def cancel(self, *, rule_if_raises: str = "3.15") -> None:
         """Cancel; also allowed after a terminal signal, where it must be a NOP (1.6)."""
@@ -423,8 +422,8 @@ class ProbeSubscriber:
         self._cancel_under_way = first
         self._refresh()  # an element that comes meanwhile takes the slow path, which tells when it was sent
         try:
-            self._session.call(self.subscription, "cancel", (), actor=self.subscription_name,
-                               rule_if_raises=rule_if_raises)
+            self._session.calls.make(self.subscription, "cancel", (), actor=self.subscription_name,
+                                     rule_if_raises=rule_if_raises)
         finally:
             self._cancel_under_way = False
             self._refresh()
@@ -437,7 +436,7 @@ class ProbeSubscriber:
         self.subscription = None
 
     def _no_subscription(self, call: str) -> None:
-        if not self._session.violations:  # once is evidence enough
+        if not self._session.findings.violations:  # once is evidence enough
             self._violate("1.9", f"on_subscribe (a subscription to {call} on)", "no on_subscribe arrived")
 
     def silence(self, rule: str | None) -> None:
@@ -459,10 +458,10 @@ class ProbeSubscriber:
         return "on_complete" if self.completed else f"on_error({show(self.errors[0])})"
 
     def _violate(self, rule: str, expected: str, observed: str) -> None:
-        self._session.violate(rule, expected, observed)
+        self._session.findings.violate(rule, expected, observed)
 
     def _fail(self, rule: str, expected: str, observed: str) -> None:
-        self._session.raise_pending()
+        self._session.findings.raise_pending()
         raise RuleViolation(rule, expected, observed + self._session.quiet_note())
 
     def observed(self) -> str:
@@ -490,8 +489,10 @@ class ProbeSubscriber:
         self._awaited(lambda: self.received >= count or self.terminated)
         got = self.received
         if got > count:
-            self._session.raise_pending()
-            self._session.contract_deviation(f"{count} elements", f"{self.name} received {got} on_next")
+            self._session.findings.raise_pending()
+            raise TargetError(f"the target broke its contract: create_publisher(n) makes a publisher of exactly n "
+                              f"elements, then on_complete; expected {count} elements, {self.name} received {got} "
+                              "on_next")
         if got != count:
             self._fail(rule, f"{count} on_next", self.observed())
 
@@ -567,15 +568,15 @@ class ProbeSubscription:
         # The state when the call began decides 2.3/2.4: a request made before on_complete must not be
         # charged because on_complete arrived while it was still running (or dwelling).
         terminal, terminal_returned, silence_rule = self.terminal, self.terminal_returned, self.silence_rule
-        inside = session.signals_in_progress()
+        inside = session.signalling.in_progress()
         with self._lock:
             overlapping = any(depth and thread != me for thread, depth in self._calling.items())
             self._calling[me] = self._calling.get(me, 0) + 1
         try:
             where = f"#{signal.seq} {signal.call_text()}"
             if overlapping:
-                session.violate("2.7", "request and cancel called serially",
-                                f"{where} began on {signal.thread} while another call was still running")
+                session.findings.violate("2.7", "request and cancel called serially",
+                                         f"{where} began on {signal.thread} while another call was still running")
             if self.publisher.dwell_s and threading.current_thread() is not session.check_thread:
                 time.sleep(self.publisher.dwell_s)  # widen the window in which an overlap can show
             if self.publisher.linger_in_calls and not overlapping:
@@ -583,17 +584,19 @@ class ProbeSubscription:
 
                 linger(session, why=f"inside {kind}")
             if inside and inside[-1][0] is not self.subscriber and all(s is not self.subscriber for s, _ in inside):
-                session.violate("3.1", "request/cancel called only from within its own subscriber",
-                                f"{where} was made while {session.label(inside[-1][0])} was being signalled")
+                session.findings.violate("3.1", "request/cancel called only from within its own subscriber",
+                                         f"{where} was made while {session.labels.of(inside[-1][0])} was being "
+                                         "signalled")
             in_terminal = [k for s, k in inside if s is self.subscriber and k in ("on_complete", "on_error")]
             if silence_rule:
-                session.violate(silence_rule, "no further call on the subscription", where)
+                session.findings.violate(silence_rule, "no further call on the subscription", where)
             elif in_terminal:
-                session.violate("2.3", f"no call on the subscription from within {in_terminal[-1]}", where)
+                session.findings.violate("2.3", f"no call on the subscription from within {in_terminal[-1]}", where)
             elif terminal and terminal_returned and kind == "request":
-                if "2.4" in session.rule_aliases:  # a profile with no sentence that makes the call a NOP (the draft)
-                    session.violate("2.4", f"the subscription considered cancelled after {terminal}: no request",
-                                    where)
+                # A profile with no sentence that makes the call a NOP (the draft) charges it.
+                if "2.4" in session.findings.rule_aliases:
+                    session.findings.violate("2.4", f"the subscription considered cancelled after {terminal}: no "
+                                             "request", where)
                 else:  # 1.6 and 3.6 make it a NOP, which a subscriber considering it cancelled may still make
                     session.trace.note(f"{where} came after {terminal}: a NOP on a subscription that counts as "
                                        "cancelled (1.6, 3.6), not charged to 2.4")
@@ -649,13 +652,12 @@ class ProbePublisher:
         session = self.session
         if subscriber is None:
             raise TypeError(f"{self.name}.subscribe: subscriber must not be None (rule 1.9)")
-        for kind in (k for s, k in session.signals_in_progress() if k in ("on_complete", "on_error")):
-            session.violate("2.3", f"no call on the publisher from within {kind}",
-                            f"{session.label(subscriber)} subscribed from within {kind}")
-        session.kit_subscribes(self, subscriber)
-        subscription = self.subscription_class(self, subscriber, session.fresh_name("sub"))
+        for kind in (k for s, k in session.signalling.in_progress() if k in ("on_complete", "on_error")):
+            session.findings.violate("2.3", f"no call on the publisher from within {kind}",
+                                     f"{session.labels.of(subscriber)} subscribed from within {kind}")
+        subscription = self.subscription_class(self, subscriber, session.labels.fresh("sub"))
+        session.ends.handed_out(self, subscriber, subscription)
         self.subscriptions.append(subscription)
-        session.kit_subscriptions.append(subscription)
         self._signals.run(lambda: self._announce(subscription))
 
     def _announce(self, sub: ProbeSubscription) -> None:
@@ -728,24 +730,26 @@ class ProbePublisher:
         """The publisher rules, applied to the kit's own signal; a breach is the kit's fault, not sent."""
         session, to = self.session, f"{self.name} -> {sub.name}"
         if kind == "on_subscribe" and sub.announced:
-            return session.kit_fault("2.12", "on_subscribe at most once", f"{to}: a second on_subscribe")
+            return session.findings.kit_fault("2.12", "on_subscribe at most once", f"{to}: a second on_subscribe")
         if kind != "on_subscribe" and not sub.announced:
-            return session.kit_fault("1.9", "on_subscribe first", f"{to}: {kind} before on_subscribe")
+            return session.findings.kit_fault("1.9", "on_subscribe first", f"{to}: {kind} before on_subscribe")
         if sub.terminal is not None:
-            return session.kit_fault("1.7", "nothing after a terminal signal", f"{to}: {kind} after {sub.terminal}")
+            return session.findings.kit_fault("1.7", "nothing after a terminal signal",
+                                              f"{to}: {kind} after {sub.terminal}")
         if sub.cancel_settled:
-            return session.kit_fault("1.8", "nothing once a cancel has taken effect", f"{to}: {kind} after cancel")
+            return session.findings.kit_fault("1.8", "nothing once a cancel has taken effect",
+                                              f"{to}: {kind} after cancel")
         if kind == "on_next" and sub.delivered >= sub.requested:
-            return session.kit_fault("1.1", "on_next only against demand",
-                                     f"{to}: on_next number {sub.delivered + 1} of {sub.requested} requested")
+            return session.findings.kit_fault("1.1", "on_next only against demand",
+                                              f"{to}: on_next number {sub.delivered + 1} of {sub.requested} requested")
         return True
 
     def _send(self, sub: ProbeSubscription, kind: str, *args: Any, rule_if_raises: str) -> None:
         session = self.session
-        with session.signalling(sub.subscriber, kind):
-            session.call(sub.subscriber, kind, args, actor=session.label(sub.subscriber),
-                         rule_if_raises=rule_if_raises, rule_if_hangs="async.non-blocking",
-                         check_goes_on=self.raises_judged_all_the_same)
+        with session.signalling.inside(sub.subscriber, kind):
+            session.calls.make(sub.subscriber, kind, args, actor=session.labels.of(sub.subscriber),
+                               rule_if_raises=rule_if_raises, rule_if_hangs="async.non-blocking",
+                               check_goes_on=self.raises_judged_all_the_same)
 
     def _on_request(self, sub: ProbeSubscription, n: Any) -> None:
         if sub.terminal or sub.cancelled:

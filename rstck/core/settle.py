@@ -1,7 +1,7 @@
 """Quiescence: deciding "nothing more will happen" without sleeping.
 
 A target's pending work lives in places the kit can see: an asyncio loop it owns, an
-executor it hands out, and threads the implementation starts itself (rstck.core.threads).
+executor it hands out, and threads the implementation starts itself (rstck.core.thread_watch).
 `settle()` runs or waits for that work until a full pass over every place finds nothing
 left: then no further signal can come without outside input. Only threads whose state
 cannot be read (running, sleeping, blocked in I/O) need a quiet window, and a settle
@@ -15,8 +15,10 @@ import threading
 import time
 from typing import TYPE_CHECKING, Callable
 
+from rstck.core.kit_threads import is_kit_thread
 from rstck.core.signals import Trace
-from rstck.core.threads import TIMER_HORIZON_S, ThreadWatch, describe, is_kit_thread
+from rstck.core.thread_states import TIMER_HORIZON_S, describe, read_states
+from rstck.core.thread_watch import ThreadWatch
 
 if TYPE_CHECKING:
     import asyncio
@@ -28,7 +30,6 @@ DEFAULT_DEADLINE_S = 5.0
 # How long request (3.4, SHOULD) and cancel (3.5, MUST) may take to return: "in a timely
 # manner" for a call that should only record demand, generous enough for a loaded CI machine.
 RESPONSIVENESS_BOUND_S = 0.25
-DEFAULT_TIMER_HORIZON_S = TIMER_HORIZON_S
 
 # The quiet window for threads the kit cannot read: twice the longest gap the implementation's own
 # threads took to produce a signal in this check, within these bounds.
@@ -38,10 +39,6 @@ QUIET_WINDOW_MAX_S = 0.5
 SPINNING_QUIET_S = 0.5
 # How often a long wait looks whether a MUST item is already broken.
 BROKEN_LOOK_S = 0.05
-
-# How each settle was decided, from the most exact to the least; "violation": it ended early, a MUST
-# item being broken already.
-SETTLED_BY = ("idle", "threads-joined", "threads-parked", "quiet-period", "violation")
 
 
 def hang_grace(timeout_s: float) -> float:
@@ -57,23 +54,25 @@ class SettleTimeout(Exception):
 
 @dataclasses.dataclass
 class SettleOutcome:
-    method: str  # one of SETTLED_BY, or "fixed-delay" for the benchmark's baseline
+    # How the settle was decided, from the most exact to the least: "idle", "threads-joined", "threads-parked",
+    # "quiet-period"; "violation": it ended early, a MUST item being broken already; "fixed-delay": the
+    # benchmark's baseline.
+    method: str
     waited_s: float
     window_s: float = 0.0  # the quiet window, when one decided
 
 
 class Settler:
     """Settles one check's session: its loop, its executor, the threads it does not own, and
-    optionally a fixed quiet period (the explicit override)."""
+    optionally a fixed quiet period (the explicit override). It only settles: what the check opened is
+    closed by the session (rstck.core.lifecycle)."""
 
     # What a verdict that rests on a quiet window says about why one was needed.
     quiet_reason = "the implementation's own threads could not be watched going idle"
 
-    def __init__(self, trace: Trace, *, quiet_period_s: float | None = None,
-                 timer_horizon_s: float = DEFAULT_TIMER_HORIZON_S):
+    def __init__(self, trace: Trace, *, quiet_period_s: float | None = None):
         self.trace = trace
         self.quiet_period_s = quiet_period_s
-        self.timer_horizon_s = timer_horizon_s
         self.loop: asyncio.AbstractEventLoop | None = None
         self.executor: InstrumentedExecutor | None = None
         self.threads = ThreadWatch()
@@ -113,9 +112,12 @@ class Settler:
         """One pass over every place work can wait; True if any ran."""
         worked = False
         if self.loop is not None and not self.loop.is_closed():
-            from rstck.core.loops import run_loop_until_idle  # loaded already: the loop exists
+            from rstck.core.loops import TimerPastDeadline, run_loop_until_idle  # loaded already: the loop exists
 
-            ran = run_loop_until_idle(self.loop, deadline, self.timer_horizon_s, stop=self.broken)
+            try:
+                ran = run_loop_until_idle(self.loop, deadline, TIMER_HORIZON_S, stop=self.broken)
+            except TimerPastDeadline as exc:
+                raise SettleTimeout(str(exc)) from None
             self.loop_used |= ran
             worked |= ran
         if self.executor is not None:
@@ -169,7 +171,7 @@ class Settler:
                 return "work", 0.0
             if self.broken():
                 return "violation", 0.0
-            states = ThreadWatch.states(threads)
+            states = read_states(threads)
             kinds = {state.kind for state in states.values()}
             now = time.monotonic()
             if kinds <= {"ended"}:
@@ -204,16 +206,6 @@ class Settler:
         """Wait for a signal a check expects to have arrived by now. Settling here is exact: once settled, what
         has not arrived will not arrive without outside input."""
         return arrived()
-
-    def close(self) -> None:
-        if self.executor is not None:
-            self.executor.shutdown(wait=False, cancel_futures=True)
-        loop = self.loop
-        if loop is not None and not loop.is_closed() and not loop.is_running():
-            from rstck.core.loops import cancel_leftover_tasks
-
-            cancel_leftover_tasks(loop)
-            loop.close()
 
 
 class FixedDelaySettler(Settler):

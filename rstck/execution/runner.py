@@ -19,11 +19,12 @@ from rstck.core.checks import Check
 from rstck.execution.rows import SCHEMA_VERSION, recorded_now
 from rstck.core.catalog import load_catalog
 from rstck.core.capture import reports_into
-from rstck.core.session import Outstanding, RetryCallMode, Session
+from rstck.core.calls import Outstanding, RetryCallMode
+from rstck.core.session import Session
 from rstck.core.settle import DEFAULT_DEADLINE_S, SettleTimeout, hang_grace
 from rstck.core.signals import show
 from rstck.core.target import Target
-from rstck.core.threads import mark_kit_thread
+from rstck.core.kit_threads import mark_kit_thread
 from rstck.core.verdict import LEVEL_VERDICTS, BadInput, NotApplicable, RuleViolation, TargetError, Unsupported, Verdict
 
 _KIT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the rstck package
@@ -115,12 +116,12 @@ def run_check(check: Check, target: Target, *, timeout_s: float = DEFAULT_DEADLI
             break
     result.duration_s = round(time.monotonic() - started, 6)
     if hang is not None:
-        session.abandon()
+        session.lifecycle.abandon()
         _judge_hang(result, session, hang)
     else:
         _judge(result, session, raised[0] if raised else None)
-        session.seal()
-    result.leftovers = session.leftovers()
+        session.lifecycle.seal()
+    result.leftovers = session.lifecycle.leftovers()
     result.settled_by = ",".join(session.settled_by) or "idle"
     result.trace = session.trace.render()
     if result.verdict not in (Verdict.PASS,) and result.trace:
@@ -147,12 +148,12 @@ def _run_on_worker(check: Check, target: Target, timeout_s: float) -> tuple[Sess
         session.check_thread = threading.current_thread()
         try:
             check.func(target.context(check.context, session, check.rule))
-            session.finish()
+            session.lifecycle.finish()
         except BaseException as exc:  # judged below, on the runner's thread
             raised.append(exc)
         finally:
-            if not session.abandoned:
-                session.close()  # on the check's own thread: winding its loop down is bounded by the deadline
+            if not session.lifecycle.sealed:
+                session.lifecycle.close()  # on the check's own thread: winding its loop down is bounded by the deadline
 
     worker = threading.Thread(target=body, name=f"rstck-check-{check.rule}", daemon=True)
     mark_kit_thread(worker)
@@ -178,7 +179,7 @@ def _wait(worker: threading.Thread, session: Session, target: Target, check: Che
         if not worker.is_alive():
             return None
         now = time.monotonic()
-        stuck = session.outstanding[-1] if session.outstanding else None
+        stuck = session.calls.outstanding[-1] if session.calls.outstanding else None
         first = target.known_hangs.get(stuck.method) if stuck is not None else None
         if first is not None and now - stuck.since >= max(KNOWN_HANG_S, target.responsiveness_bound_s):
             return Hang(stuck, now - stuck.since, known_from=first)
@@ -189,14 +190,14 @@ def _wait(worker: threading.Thread, session: Session, target: Target, check: Che
 
 
 def _judge(result: Result, session: Session, exc: BaseException | None) -> None:
-    if session.kit_faults:
-        fault = session.kit_faults[0]
+    if session.findings.kit_faults:
+        fault = session.findings.kit_faults[0]
         result.verdict, result.reason = Verdict.ERROR, f"the kit broke rule {fault.rule} itself: {fault.observed}"
         result.message = f"error: {result.reason} (a defect of rstck, not of the target)"
         return
-    if exc is None and session.kit_errors:
-        exc = session.kit_errors[0]
-    if session.violations and not isinstance(exc, (TargetError, BadInput)):
+    if exc is None and session.findings.kit_errors:
+        exc = session.findings.kit_errors[0]
+    if session.findings.violations and not isinstance(exc, (TargetError, BadInput)):
         # What the probes saw happened before whatever ended the check: the most severe of those and the
         # check's own finding is the verdict, and every other item found broken is charged as well.
         exc = _charge_every_finding(result, session, exc)
@@ -235,7 +236,7 @@ def _charge_every_finding(result: Result, session: Session, exc: BaseException |
     item found broken, and the check's own item when it was decided all the same, in `also_charged`: one
     behaviour that breaks two sentences fails both items."""
     catalog = load_catalog()
-    findings = list(session.violations)
+    findings = list(session.findings.violations)
     if isinstance(exc, RuleViolation) and all(exc is not v for v in findings):
         findings.append(exc)
     first_of: dict[str, RuleViolation] = {}
@@ -250,7 +251,7 @@ def _charge_every_finding(result: Result, session: Session, exc: BaseException |
         if isinstance(exc, (Unsupported, NotApplicable)):  # the check decided its own item all the same
             verdict = Verdict.UNSUPPORTED if isinstance(exc, Unsupported) else Verdict.NOT_APPLICABLE
             result.also_charged.append({"rule": result.rule, "verdict": verdict.value, "reason": str(exc)})
-        elif session.check_returned:  # it ran to its end: nothing it expected was missing
+        elif session.lifecycle.check_returned:  # it ran to its end: nothing it expected was missing
             result.also_charged.append({"rule": result.rule, "verdict": Verdict.PASS.value, "reason": ""})
     return primary
 
@@ -278,8 +279,8 @@ def _judge_hang(result: Result, session: Session, hang: Hang) -> None:
         hang_violation = RuleViolation(result.rule, "the check to finish", how_long.replace("it had not returned",
                                                                                             "it was still running"),
                                        timed_out=True)
-    if session.violations:
-        earlier = load_catalog().most_severe(session.violations + [hang_violation])
+    if session.findings.violations:
+        earlier = load_catalog().most_severe(session.findings.violations + [hang_violation])
         if earlier is not hang_violation:
             _violation(result, earlier)
             result.message += f"\n  then: {hang_violation.expected}: {hang_violation.observed} (decided by a deadline)"

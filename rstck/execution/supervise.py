@@ -92,7 +92,7 @@ def run_events(run: CheckRun, status: CallStatus | None = None) -> Iterator[tupl
     ("result", index, row, leftovers, known hangs), possibly ("restart", next index, why), then ("fuzz",
     rows, summaries) and ("done",). Bad input ends it with ("bad_input", message). Shared by the worker
     process and the in-process route."""
-    from rstck.core import session as session_module
+    from rstck.core import calls as calls_module
     from rstck.execution.plan import plan, unserved
     from rstck.execution.runner import run_check
     from rstck.core.target import load_target
@@ -121,7 +121,7 @@ def run_events(run: CheckRun, status: CallStatus | None = None) -> Iterator[tupl
         yield ("bad_input", str(exc))
         return
     if status is not None:
-        session_module.CALL_STATUS = status.write
+        calls_module.CALL_STATUS = status.write
     for index in range(run.start, len(planned)):
         yield ("begin", index)
         result = run_check(planned[index].check, planned[index].target, timeout_s=run.timeout_s)
@@ -174,7 +174,7 @@ def _live_as_a_worker(connection: Any, work: Callable[[], None]) -> None:
             pass
         code = 3
     finally:
-        from rstck.core.threads import flush_std_streams  # loaded by the checks already
+        from rstck.core.process_end import flush_std_streams  # loaded by the checks already
 
         flush_std_streams()
         os._exit(code)  # threads the target left behind must not keep the worker alive
@@ -511,12 +511,12 @@ def _serve_checks(requests: Any, events: Any, parent_ends: tuple, status_path: s
                   resolve: Callable[[Any], tuple[Any, Any]]) -> None:
     for connection in parent_ends:  # else the supervisor's end of the requests would never read as closed here
         connection.close()
-    from rstck.core import session as session_module
+    from rstck.core import calls as calls_module
     from rstck.execution.runner import run_check
-    from rstck.core.threads import left_behind
+    from rstck.core.process_end import left_behind
 
     status = CallStatus(status_path)
-    session_module.CALL_STATUS = status.write
+    calls_module.CALL_STATUS = status.write
     while True:
         try:
             request = requests.recv()

@@ -26,7 +26,8 @@ from typing import Any
 
 from rstck.core.settle import DEFAULT_DEADLINE_S
 from rstck.core.target import Target, load_target
-from rstck.core.threads import flush_std_streams, is_kit_thread, left_behind
+from rstck.core.kit_threads import is_kit_thread
+from rstck.core.process_end import flush_std_streams, left_behind
 from rstck.core.verdict import BadInput
 from rstck.fuzz.budgets import DEFAULT_SHRINK_TIME_S, PROFILES
 from rstck.fuzz.profiles import example_database

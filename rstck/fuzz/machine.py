@@ -174,9 +174,9 @@ class FuzzMachine(RuleBasedStateMachine):
 
     def _report(self) -> None:
         session = self.session
-        if session.kit_errors:
-            self._abort("error", "", "the fuzzer's reactions to run", _kit_error(session.kit_errors[0]))
-        for violation in session.violations:
+        if session.findings.kit_errors:
+            self._abort("error", "", "the fuzzer's reactions to run", _kit_error(session.findings.kit_errors[0]))
+        for violation in session.findings.violations:
             item = self._catalog[violation.rule]
             if LEVEL_VERDICTS[item.level] is Verdict.FAIL:
                 self.stopped = True
@@ -197,9 +197,9 @@ class FuzzMachine(RuleBasedStateMachine):
             if not self.stopped:
                 # As a check ends: cancel what the probes still hold, complete the streams the kit still
                 # feeds, so that nothing an example started waits for ever (a campaign runs thousands).
-                self._run_step("wind_down", {}, self.session.finish)
+                self._run_step("wind_down", {}, self.session.lifecycle.finish)
         finally:
-            self.session.close()
+            self.session.lifecycle.close()
             self.context.end_step()
 
 

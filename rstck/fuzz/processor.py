@@ -110,13 +110,14 @@ class ProcessorMachine(PublisherMachine):
         probe, session, upstream = watch.probe, self.session, self.upstream
         sent = [value for kind, value in upstream.sent if kind == "on_next"]
         if watch.sent_before == 0 and probe.elements != sent[:len(probe.elements)]:
-            session.violate("4.1", f"the upstream elements unchanged and in order ({show(sent)})",
-                            f"{probe.name} got {show(probe.elements)}")
+            session.findings.violate("4.1", f"the upstream elements unchanged and in order ({show(sent)})",
+                                     f"{probe.name} got {show(probe.elements)}")
             return
         if (probe.completed and not probe.cancelled and watch.sent_before == 0 and len(self.watches) == 1
                 and upstream.subscription.terminal == "on_complete" and probe.received < len(sent)):
-            session.violate("4.1", f"every element it received from upstream ({len(sent)}) passed on before "
-                                   "on_complete", f"{probe.name} got {probe.received} and then on_complete")
+            session.findings.violate("4.1", f"every element it received from upstream ({len(sent)}) passed on "
+                                            "before on_complete", f"{probe.name} got {probe.received} and then "
+                                            "on_complete")
             return
         outstanding = probe.requested - probe.received
         if probe.terminated or probe.cancelled or outstanding <= 0 or not self._sole_live_subscriber(watch):
@@ -124,17 +125,17 @@ class ProcessorMachine(PublisherMachine):
         subscription = upstream.subscription
         held = subscription.delivered - probe.received - watch.sent_before
         if subscription.terminal == "on_error" and watch.before_terminal:
-            session.violate("4.2", "on_error propagated downstream, or a recovery",
-                            f"{probe.name} had demand pending and heard nothing after the upstream's on_error")
+            session.findings.violate("4.2", "on_error propagated downstream, or a recovery",
+                                     f"{probe.name} had demand pending and heard nothing after the upstream's on_error")
         elif held > 0 and not subscription.cancelled:  # after its cancel it may drop what still comes (2.8)
-            session.violate("3.8", "the outstanding demand served from the elements the processor holds",
-                            f"{probe.name} has {show(outstanding)} requested and the processor holds {held} "
-                            "elements it received; nothing more came once settled")
+            session.findings.violate("3.8", "the outstanding demand served from the elements the processor holds",
+                                     f"{probe.name} has {show(outstanding)} requested and the processor holds {held} "
+                                     "elements it received; nothing more came once settled")
         elif subscription.terminal == "on_complete" and watch.before_terminal:
-            session.violate("4.1", "on_complete downstream after the upstream completed (4.1: both contracts)",
-                            f"{probe.name} got every element and demand was left, but no on_complete")
+            session.findings.violate("4.1", "on_complete downstream after the upstream completed (4.1: both contracts)",
+                                     f"{probe.name} got every element and demand was left, but no on_complete")
         elif not subscription.terminal and not subscription.cancelled and subscription.outstanding == 0:
-            session.violate("3.8", "the demand passed upstream (the processor holds no element to serve it)",
-                            f"{probe.name} has {show(outstanding)} requested; the processor asked its upstream "
-                            f"for nothing more ({subscription.name} requested {show(subscription.requested)}, "
-                            f"delivered {subscription.delivered})")
+            session.findings.violate("3.8", "the demand passed upstream (the processor holds no element to serve it)",
+                                     f"{probe.name} has {show(outstanding)} requested; the processor asked its "
+                                     f"upstream for nothing more ({subscription.name} requested "
+                                     f"{show(subscription.requested)}, delivered {subscription.delivered})")

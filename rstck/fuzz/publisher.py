@@ -101,8 +101,8 @@ class PublisherMachine(FuzzMachine):
             return
         publisher, size = self._publisher_for(source, which, size)
         if source == "None" and "null_arguments" in self.capabilities:
-            session.call_expecting_error(publisher, "subscribe", (None,), error_type=session.error_names.type_error,
-                                         rule="1.9", actor=self._label(publisher))
+            session.calls.expecting_error(publisher, "subscribe", (None,), error_type=session.error_names.type_error,
+                                          rule="1.9", actor=self._label(publisher))
             return
         watch = self._new_watch(publisher, size)
         probe = session.probe(on_subscribe=self._reaction(watch, on_subscribe),
@@ -118,13 +118,14 @@ class PublisherMachine(FuzzMachine):
     def _subscribe(self, publisher: Any, probe: ProbeSubscriber) -> None:
         session = self.session
         self.calls_since_settle += 1
-        session.call(publisher, "subscribe", (probe,), actor=self._label(publisher), rule_if_raises="1.9")
+        session.calls.make(publisher, "subscribe", (probe,), actor=self._label(publisher), rule_if_raises="1.9")
         if not probe.subscribed:
             session.settle()  # an asynchronous publisher's on_subscribe
             self.calls_since_settle = 0
             if not probe.subscribed:
-                session.violate("1.9", "subscribe to call on_subscribe",
-                                f"subscribe({probe.name}) returned and the target settled without on_subscribe")
+                session.findings.violate("1.9", "subscribe to call on_subscribe",
+                                         f"subscribe({probe.name}) returned and the target settled without "
+                                         "on_subscribe")
 
     # No preconditions: a step that does not apply does nothing. Preconditions would change
     # which rules a drawn index means as the state changes, and deleting one step while
@@ -236,8 +237,8 @@ class PublisherMachine(FuzzMachine):
             if thread is not None:
                 thread.join(max(0.0, self.session.deadline - time.monotonic()))
                 if thread.is_alive():
-                    self.session.violate(rule_if_hangs, "the call made on the kit's second thread to return",
-                                         "it had not returned by the deadline", timed_out=True)
+                    self.session.findings.violate(rule_if_hangs, "the call made on the kit's second thread to return",
+                                                  "it had not returned by the deadline", timed_out=True)
 
     # -- the kit's calls, from steps and from reactions ---------------------------------------
 
@@ -322,7 +323,7 @@ class PublisherMachine(FuzzMachine):
         return Watch(probe=None, publisher=publisher, size=size)  # type: ignore[arg-type]  # the probe comes next
 
     def _label(self, publisher: Any) -> str:
-        return self.session.label(publisher, "publisher")
+        return self.session.labels.of(publisher, "publisher")
 
     # -- invariants -------------------------------------------------------------------------------
 
@@ -333,11 +334,12 @@ class PublisherMachine(FuzzMachine):
             if watch.elements_at_cancel is not None:
                 late = probe.received - watch.elements_at_cancel
                 if late > CANCEL_SLACK:
-                    self.session.violate("3.12", f"at most {CANCEL_SLACK} on_next after cancel (eventually none)",
-                                         f"{probe.name} received {late} on_next after its cancel")
+                    self.session.findings.violate("3.12",
+                                                  f"at most {CANCEL_SLACK} on_next after cancel (eventually none)",
+                                                  f"{probe.name} received {late} on_next after its cancel")
             if probe.max_depth >= RECURSION_EVIDENCE:
-                self.session.violate("3.3", "an upper bound on request -> on_next recursion",
-                                     f"on_next to {probe.name} nested {probe.max_depth} deep in on_next")
+                self.session.findings.violate("3.3", "an upper bound on request -> on_next recursion",
+                                              f"on_next to {probe.name} nested {probe.max_depth} deep in on_next")
 
     def finish(self) -> None:
         self.session.settle()
@@ -364,23 +366,24 @@ class PublisherMachine(FuzzMachine):
         probe, session = watch.probe, self.session
         if watch.size is None:  # a failed publisher
             if probe.completed:
-                session.violate("1.4", "on_error from a failed publisher", f"{probe.name}: {probe.observed()}")
+                session.findings.violate("1.4", "on_error from a failed publisher", f"{probe.name}: {probe.observed()}")
             elif not probe.terminated and not probe.cancelled and probe.requested > 0:
-                session.violate("1.4", "on_error from a failed publisher",
-                                f"{probe.name} had requested {show(probe.requested)} and heard nothing once settled")
+                session.findings.violate("1.4", "on_error from a failed publisher",
+                                         f"{probe.name} had requested {show(probe.requested)} and heard nothing once "
+                                         "settled")
             return
         outstanding = probe.requested - probe.received
         if probe.terminated or probe.cancelled or outstanding <= 0 or not self._sole_live_subscriber(watch):
             return
         delivered = probe.received
         if delivered < watch.size:
-            session.violate("3.8", "the outstanding demand served (or a terminal signal)",
-                            f"{probe.name} requested {show(probe.requested)} in all and got {delivered} of "
-                            f"{watch.size} elements; nothing more came once settled")
+            session.findings.violate("3.8", "the outstanding demand served (or a terminal signal)",
+                                     f"{probe.name} requested {show(probe.requested)} in all and got {delivered} of "
+                                     f"{watch.size} elements; nothing more came once settled")
         else:
-            session.violate("1.5", "on_complete after the last element",
-                            f"{probe.name} got all {watch.size} elements, demand was left, and no on_complete "
-                            "came once settled")
+            session.findings.violate("1.5", "on_complete after the last element",
+                                     f"{probe.name} got all {watch.size} elements, demand was left, and no on_complete "
+                                     "came once settled")
 
     def _check_range_error(self, watch: Watch) -> None:
         probe, session = watch.probe, self.session
@@ -388,7 +391,7 @@ class PublisherMachine(FuzzMachine):
         if not probe.terminated:
             if probe.cancelled:  # a cancel after the request (a step's, or the probe's own in a signal on
                 return           # another thread) may overtake the on_error, as _cancel allows (1.8, 3.12)
-            session.violate("3.9", expected, f"{probe.name} was still live once settled ({probe.observed()})")
+            session.findings.violate("3.9", expected, f"{probe.name} was still live once settled ({probe.observed()})")
         elif probe.errors and session.error_names.range_error in {c.__name__ for c in type(probe.errors[0]).__mro__}:
             return
         elif not (watch.end_maybe_under_way
@@ -396,7 +399,7 @@ class PublisherMachine(FuzzMachine):
             # Otherwise the terminal signal may have been decided before the request: under way on another
             # thread, or, asked from inside on_subscribe, a stream that was over already. Not where nothing
             # was under way (settled since the kit's last call), nor where the demand fell short of the end.
-            session.violate("3.9", expected, f"{probe.name}: {probe.observed()}")
+            session.findings.violate("3.9", expected, f"{probe.name}: {probe.observed()}")
 
     def _delivered_asynchronously(self, probe: ProbeSubscriber) -> bool:
         """Whether a terminal signal reached `probe` other than inside one of the kit's calls."""

@@ -22,11 +22,11 @@ from hypothesis.database import ExampleDatabase, InMemoryExampleDatabase
 from hypothesis.errors import DidNotReproduce
 from hypothesis.stateful import run_state_machine_as_test
 
-from rstck.core.session import RetryCallMode
+from rstck.core.calls import RetryCallMode
 from rstck.core.settle import hang_grace
 from rstck.core.capture import reports_into
 from rstck.core.target import Target
-from rstck.core.threads import mark_kit_thread
+from rstck.core.kit_threads import mark_kit_thread
 from rstck.core.verdict import BadInput
 from rstck.fuzz.budgets import DEFAULT_SHRINK_TIME_S
 from rstck.fuzz.constants import without_local_constants
@@ -343,9 +343,9 @@ def _render(session: Any) -> str:
 def _hang(context: RunContext, role: str, seed: int, timeout_s: float) -> Finding:
     """The step never returned: charge the call it is stuck in, as the rule runner does."""
     session = context.session
-    stuck = session.outstanding[-1] if session is not None and session.outstanding else None
+    stuck = session.calls.outstanding[-1] if session is not None and session.calls.outstanding else None
     if session is not None:
-        session.abandon()  # what the stuck step left behind is counted from now on, not recorded
+        session.lifecycle.abandon()  # what the stuck step left behind is counted from now on, not recorded
     if stuck:
         rule = stuck.rule  # "" for a factory: an error, not a violation
         expected, observed = f"{stuck.text} to return", f"it had not returned after {timeout_s:g} s"

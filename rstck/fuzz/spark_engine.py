@@ -105,7 +105,7 @@ def _run_forked(shard: Shard) -> ShardOutcome:
 
 
 def _forked(connection: Any, shard: Shard) -> None:
-    from rstck.core.threads import flush_std_streams
+    from rstck.core.process_end import flush_std_streams
     from rstck.fuzz.campaign import _with_threads_left_behind, run_shard_outcome
 
     code = 0

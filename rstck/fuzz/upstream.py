@@ -33,7 +33,7 @@ class Upstream:
 
     @property
     def label(self) -> str:
-        return self.session.label(self.subscriber)
+        return self.session.labels.of(self.subscriber)
 
     @property
     def subscription(self) -> ProbeSubscription:
@@ -81,18 +81,19 @@ class Upstream:
     def send_none(self, method: str) -> None:
         """on_subscribe(None), on_next(None) or on_error(None) must raise the profile's type error (2.13)."""
         session = self.session
-        session.call_expecting_error(self.subscriber, method, (None,), error_type=session.error_names.type_error,
-                                     rule="2.13", actor=self.label)
+        session.calls.expecting_error(self.subscriber, method, (None,), error_type=session.error_names.type_error,
+                                      rule="2.13", actor=self.label)
 
     def check_settled(self, *, expect_demand: bool = True) -> None:
         session, subscription = self.session, self.subscription
         if expect_demand and not subscription.terminal and not subscription.cancelled and not subscription.requests:
-            session.violate("2.1", "request(n) to receive on_next (the kit sends none without demand)",
-                            f"{self.label} has made no request on {subscription.name} once settled")
+            session.findings.violate("2.1", "request(n) to receive on_next (the kit sends none without demand)",
+                                     f"{self.label} has made no request on {subscription.name} once settled")
         for second, first_was_active in self.second:
             if first_was_active and not second.subscription.cancelled:
-                session.violate("2.5", f"cancel() on the second subscription {second.subscription.name}",
-                                f"{self.label} had {subscription.name} active and left the new one uncancelled")
+                session.findings.violate("2.5", f"cancel() on the second subscription {second.subscription.name}",
+                                         f"{self.label} had {subscription.name} active and left the new one "
+                                         "uncancelled")
         if self.observer is not None:
             self._check_processing()
 
@@ -104,12 +105,14 @@ class Upstream:
         if processed_items != sent_items[:len(processed_items)]:
             first = next((i for i, (a, b) in enumerate(zip(processed_items, sent_items)) if a != b),
                          min(len(processed_items), len(sent_items)))
-            self.session.violate("2.11", f"elements processed once each, in the order sent ({show(sent_items)})",
-                                 f"{self.label} processed {show(processed_items)}: it diverges at element {first + 1}")
+            self.session.findings.violate("2.11",
+                                          f"elements processed once each, in the order sent ({show(sent_items)})",
+                                          f"{self.label} processed {show(processed_items)}: it diverges at element "
+                                          f"{first + 1}")
             return
         terminals_sent = [kind for kind, _ in self.sent if kind in ("on_complete", "on_error")]
         terminals_processed = [kind for kind, _ in self.observer.processed if kind in ("on_complete", "on_error")]
         if len(terminals_processed) > 1 or (terminals_processed and terminals_processed[0] not in terminals_sent):
             sent = ", ".join(terminals_sent) or "none sent"
-            self.session.violate("2.11", f"the terminal signal processed once ({sent})",
-                                 f"{self.label} processed {', '.join(terminals_processed)}")
+            self.session.findings.violate("2.11", f"the terminal signal processed once ({sent})",
+                                          f"{self.label} processed {', '.join(terminals_processed)}")

@@ -29,7 +29,7 @@ from rstck.execution.runner import Result, run_check
 from rstck.core.settle import DEFAULT_DEADLINE_S
 from rstck.execution.supervise import CheckWorker, _planned_info, runs_in_process
 from rstck.core.target import Target, load_target
-from rstck.core.threads import end_process
+from rstck.core.process_end import end_process
 from rstck.core.verdict import BadInput, Verdict
 from rstck.execution.verification import Verification
 

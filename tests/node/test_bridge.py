@@ -175,8 +175,8 @@ def test_each_check_has_a_process_of_its_own_unless_processes_are_reused():
                 session.check_thread = __import__("threading").current_thread()
                 planned.check.func(session)
                 pids.add(session.settler.process.pid)
-                session.finish()
-                session.close()
+                session.lifecycle.finish()
+                session.lifecycle.close()
         assert len(pids) == expected, isolation
 
 
@@ -189,7 +189,7 @@ def test_a_reused_process_is_retired_once_the_implementation_threw_uncaught():
             with pytest.raises(Exception, match="a listener broke"):
                 planned.check.func(session)
             pids.add(session.settler.process.pid)
-            session.close()
+            session.lifecycle.close()
         assert len(pids) == 2
 
 
@@ -201,4 +201,4 @@ def test_a_settle_that_reaches_its_deadline_names_what_is_pending():
             with pytest.raises(SettleTimeout, match=r"pending: Timeout"):
                 session.settle()
         finally:
-            session.close()
+            session.lifecycle.close()

@@ -24,7 +24,7 @@ def streams_of(module: str = here("bridge", "observed.js")):
         try:
             yield target.open_streams(session, RULE), session
         finally:
-            session.close()
+            session.lifecycle.close()
 
 
 def test_observing_a_readable_does_not_make_it_flow():
@@ -46,7 +46,7 @@ def test_an_error_event_nobody_listens_to_is_thrown_as_in_production_and_recorde
         [error] = streams.events(readable, "error")
         assert outcome.inside(error)
         streams.settle()  # no uncaught exception of the target's: it was the kit's call that threw
-        assert not session.violations
+        assert not session.findings.violations
 
 
 def test_callbacks_are_placed_in_the_call_they_happened_inside():

@@ -18,7 +18,8 @@ import traceback
 from typing import Any, Callable
 
 from rstck.core.probes import ProbeObserver
-from rstck.core.session import RetryCallMode, Session
+from rstck.core.calls import RetryCallMode
+from rstck.core.session import Session
 from rstck.core.settle import RESPONSIVENESS_BOUND_S
 from rstck.core.signals import show
 from rstck.core.target import FACTORY_CAPABILITIES, PYTHON, ErrorNames, Target
@@ -154,8 +155,8 @@ _NESTED_LOOP_MESSAGES = ("cannot be called from a running event loop", "Cannot r
 def _made(session: Session, call: str, role: str, factory: Callable[..., Any], *args: Any) -> Any:
     """Call a factory; what it raises or returns instead of a `role` is the target's fault, not a rule's."""
     try:
-        with session.underway(call, "", call.split("(")[0]):  # a factory that never returns: a target error
-            made = session.invoke(factory, args)
+        with session.calls.underway(call, "", call.split("(")[0]):  # a factory that never returns: a target error
+            made = session.calls.invoke(factory, args)
     except RetryCallMode:
         raise
     except BaseException as exc:  # noqa: BLE001 - whatever a factory raises is the target's

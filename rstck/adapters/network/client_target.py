@@ -8,7 +8,7 @@ subscribes to PUBLISHER, prints each element it receives as a line of lowercase 
 
 A case is bounded by the check's deadline from the start of the command to its exit. The command runs in a
 session of its own, so that the kit can kill it with everything it started: at the deadline, and in any case
-when the check ends (the settler closes every case, whatever the check raised).
+when the check ends (the session closes every case, whatever the check raised).
 """
 
 from __future__ import annotations
@@ -18,8 +18,6 @@ import shlex
 import sys
 from typing import Any
 
-from rstck.core.settle import Settler
-from rstck.core.signals import Trace
 from rstck.core.target import Target
 from rstck.core.verdict import BadInput
 from rstck.adapters.network import CLIENT_PREFIX
@@ -41,9 +39,6 @@ class NetworkClientTarget(Target):
         self.command = command
         self.name = f"client: {command}"
         self.loaded_as = CLIENT_PREFIX + command  # the target spec: reports say how to run it again
-
-    def make_settler(self, trace: Trace) -> Settler:
-        return ClientSettler(trace)
 
     def environment(self) -> dict[str, str]:
         """The command's environment: the kit's, with the kit's virtual environment first on PATH (as if it were
@@ -69,25 +64,8 @@ class ClientRuns:
         """Run the command against a fresh listener and accept its connection (the kit's serverHello sent at once
         unless not `hello`); the case, closed when the check ends."""
         case = ClientCase(self.session, self.target.command, self.target.argv, self.target.environment(), publisher)
-        self.session.settler.cases.append(case)
+        self.session.lifecycle.close_at_end(case.close, "the client run")
         case.start()
         case.accept(hello=hello)
         return case
 
-
-class ClientSettler(Settler):
-    """Keeps the cases a check ran, and ends every one of them when the check ends."""
-
-    def __init__(self, trace: Trace):
-        super().__init__(trace)
-        self.cases: list[ClientCase] = []
-
-    def close(self) -> None:
-        try:
-            for case in self.cases:
-                try:
-                    case.close()
-                except Exception as exc:  # one case's trouble must not leave the next one's process running
-                    self.trace.note(f"closing the client run failed: {type(exc).__name__}: {exc}")
-        finally:
-            super().close()

@@ -26,7 +26,7 @@ from rstck.protocols.network.connection import Connection, ThreadedConnection, c
 from rstck.core.settle import SettleOutcome, SettleTimeout, Settler
 from rstck.core.signals import Label, Trace
 from rstck.core.target import ErrorNames, Target
-from rstck.core.threads import mark_kit_thread
+from rstck.core.kit_threads import mark_kit_thread
 from rstck.core.verdict import BadInput, RuleViolation, TargetError
 from rstck.protocols.network.wire import Cancel, Request, Subscribe, describe
 from rstck.protocols.network.peer import (CLOSE_LINGER_S, QUIET_ROUND_TRIPS, QUIET_WINDOW_MAX_S, QUIET_WINDOW_MIN_S, Ledger, PeerClosed,
@@ -131,7 +131,7 @@ class ServerConnections:
             peer = WirePeer.connect(self.session, self.target.address, hello=hello)
         except PeerClosed as exc:
             raise self.target.cannot_connect(str(exc)) from None
-        self.session.settler.peers.append(peer)
+        self.session.lifecycle.close_at_end(peer.finish, "a connection of the check's")
         return peer
 
     def down_after(self, reason: str) -> None:
@@ -166,21 +166,24 @@ class NetworkSettler(Settler):
     def __init__(self, trace: Trace, target: NetworkServerTarget):
         super().__init__(trace)
         self.target = target
-        self.peers: list[WirePeer] = []
         self._connection: ThreadedConnection | None = None
         self._observer: FrameObserver | None = None
 
     def connection(self, session: Any) -> ThreadedConnection:
+        """The reference client's connection the check's remote publishers come through (opened on first use,
+        closed when the check ends); settling makes its round trips through it."""
         if self._connection is None:
             self._observer = FrameObserver(session)
             try:
-                self._connection = connect_threaded(
+                connection = connect_threaded(
                     self.target.url, timeout_s=max(0.1, session.deadline - time.monotonic()),
                     connection_type=functools.partial(ObservedConnection, observer=self._observer),
                     on_thread=mark_kit_thread)
             except (OSError, TimeoutError) as exc:
                 host, port = self.target.address
                 raise self.target.cannot_connect(f"cannot connect to {host}:{port}: {exc.strerror or exc}") from None
+            session.lifecycle.close_at_end(lambda: _say_goodbye(connection), "the kit's client connection")
+            self._connection = connection
         return self._connection
 
     def settle(self, deadline: float) -> SettleOutcome:
@@ -230,15 +233,14 @@ class NetworkSettler(Settler):
             raise SettleTimeout("the server did not answer a subscribe to rstck/empty before the deadline")
         return time.monotonic() - started
 
-    def close(self) -> None:
-        for peer in self.peers:
-            peer.finish()
-        if self._connection is not None:
-            try:
-                self._connection.close("the check is over", timeout_s=CLOSE_LINGER_S)
-            except Exception:  # a server that does not answer goodbye: the connection is closed anyway
-                pass
-        super().close()
+
+
+def _say_goodbye(connection: ThreadedConnection) -> None:
+    """End the reference client's connection with goodbye, as the check ends."""
+    try:
+        connection.close("the check is over", timeout_s=CLOSE_LINGER_S)
+    except Exception:  # a server that does not answer goodbye: the connection is closed anyway
+        pass
 
 
 def promised(ledger: Ledger) -> list[str]:
@@ -298,7 +300,7 @@ class FrameObserver:
 
     def __init__(self, session: Any):
         self.session = session
-        self.ledger = Ledger(session.violate)
+        self.ledger = Ledger(session.findings.violate)
         self.started = time.monotonic()
         self._barriers: set[int] = set()
 

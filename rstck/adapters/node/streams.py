@@ -247,7 +247,7 @@ class StreamSettler(NodeSettler):
             session.trace.note(f"the 'error' event had no listener (the kit adds none), so it was thrown uncaught, "
                                f"as it would be in production: {describe_error(event.thrown)}")
             return
-        with session.apart() if event.in_op is None else contextlib.nullcontext():
+        with session.signalling.apart() if event.in_op is None else contextlib.nullcontext():
             session.trace.record(kind, actor, args, outcome=where)
 
 
@@ -301,7 +301,7 @@ class StreamDriver:
         deferred = DeferredCall(factory, "module", tuple(Label(self._shown(a)) for a in args), text, self._depth())
         numbered = CommandNaming(self.settler, text, deferred)
         try:
-            with self.session.underway(text, "", factory):
+            with self.session.calls.underway(text, "", factory):
                 try:
                     reply = process.command({"op": "create", "factory": factory, "watch": watch,
                                              "args": [self._encode(a) for a in args]},
@@ -317,13 +317,13 @@ class StreamDriver:
         made = reply.get("ret")
         if not (isinstance(made, dict) and "$ref" in made):
             raise TargetError(f"{text} returned {show(process.decode(made))}: not an object")
-        stream = Stream(made["$ref"], self.session.fresh_name(role), factory)
+        stream = Stream(made["$ref"], self.session.labels.fresh(role), factory)
         self.settler.labels[stream.handle] = stream.label
         self.session.trace.note(f"{text} made {stream.label} ({made.get('class') or 'Object'})")
         return stream
 
     def callback(self, name: str = "cb") -> Callback:
-        return Callback(self.session.fresh_name(name))
+        return Callback(self.session.labels.fresh(name))
 
     @staticmethod
     def error(message: str = "rstck: an error the kit emits on purpose") -> KitError:
@@ -353,7 +353,7 @@ class StreamDriver:
             self.settler.defer(op, deferred)
 
         try:
-            with self.session.underway(text, self.rule, calls[0][1]):
+            with self.session.calls.underway(text, self.rule, calls[0][1]):
                 try:
                     reply = process.command(fields, deadline=deadline, interrupted=interrupted, numbered=numbered)
                 finally:
@@ -432,7 +432,7 @@ class StreamDriver:
         deadline, interrupted = self.settler.bounds()
         numbered = CommandNaming(self.settler, text, deferred)
         try:
-            with self.session.underway(text, self.rule, fields["op"]):
+            with self.session.calls.underway(text, self.rule, fields["op"]):
                 try:
                     reply = process.command(fields, deadline=deadline, interrupted=interrupted, numbered=numbered)
                 finally:

@@ -204,7 +204,7 @@ def _made(session: Session, factory: str, args: tuple, role: str) -> Any:
     call = f"{factory}({', '.join(show(a) for a in args)})"
     deadline, interrupted = settler.bounds()
     try:
-        with session.underway(call, "", factory):  # a factory that never returns: a target error
+        with session.calls.underway(call, "", factory):  # a factory that never returns: a target error
             reply = process.command({"op": "create", "factory": factory,
                                      "args": [process.encode(a) for a in args]},
                                     deadline=deadline, interrupted=interrupted)
@@ -226,8 +226,8 @@ def _made(session: Session, factory: str, args: tuple, role: str) -> Any:
 
 class NodeSettler(Settler):
     """Settles one check's Node process: the driver reports idle once no event came and no resource was
-    pending for QUIET_TURNS turns of its loop. It also holds the check's process: the first factory
-    call takes one from the pool; the end of the check stops it."""
+    pending for QUIET_TURNS turns of its loop. It also answers the check's process: the first factory
+    call takes one from the pool, and the session gives it back when the check ends (`give_back`)."""
 
     quiet_reason = "the Node driver reported idle"
 
@@ -251,6 +251,7 @@ class NodeSettler(Settler):
             process.demand_as = self.target.demand
             process.handler = self
             self.process = process
+            session.lifecycle.close_at_end(self.give_back, "the Node process")
             for event in process.early:  # what the module printed as it loaded
                 self.event(event)
             process.early.clear()
@@ -262,7 +263,7 @@ class NodeSettler(Settler):
         session = self.session
         if session is None:
             return None, None
-        return session.deadline + CALL_GRACE_S, lambda: session.abandoned
+        return session.deadline + CALL_GRACE_S, lambda: session.lifecycle.sealed
 
     def answer(self, ask: dict[str, Any]) -> tuple[BaseException | None, bool]:
         """JavaScript called one of the kit's objects: make the call; what it raised goes back to be thrown."""
@@ -281,7 +282,7 @@ class NodeSettler(Settler):
         # now waits for: it is taken outside that call, where it happened.
         outside = self.session is not None and ask.get("in_op") is None
         try:
-            with self.session.apart() if outside else contextlib.nullcontext():
+            with self.session.signalling.apart() if outside else contextlib.nullcontext():
                 getattr(target, method)(*args)
         except (Abandoned, ProcessEnded):
             raise
@@ -299,16 +300,17 @@ class NodeSettler(Settler):
         if kind == "console":
             errors = [process.decode(e) for e in message.get("errors", ())]
             first = next((e for e in errors if isinstance(e, BaseException)), None)
-            session.report("log", first, f"console.{message.get('level')}: {_one_line(message.get('text', ''))}")
+            session.surfacing.report("log", first,
+                                     f"console.{message.get('level')}: {_one_line(message.get('text', ''))}")
         elif kind == "uncaught":
             error = process.thrown(message.get("error"))
             rejected = message.get("origin") == "unhandledRejection"
             origin = "an unhandled rejection" if rejected else "an uncaught exception"
-            if error is session.on_purpose:
-                session.report("loop", error, f"{origin} in Node")
+            if error is session.surfacing.error:
+                session.surfacing.report("loop", error, f"{origin} in Node")
                 return
             text = f"{origin}: {describe_error(error)}"
-            session.report("loop", None, text)
+            session.surfacing.report("loop", None, text)
             self.uncaught.append(text)
         elif kind == "exit":
             where = stack_frame(message.get("stack", ""))
@@ -349,7 +351,7 @@ class NodeSettler(Settler):
             reply = process.command({"op": "await_idle", "quiet_turns": QUIET_TURNS, "max_ms": remaining_ms,
                                      "collect": self.collect and "identity" in self.target.capabilities},
                                     deadline=deadline + IDLE_REPLY_GRACE_S,
-                                    interrupted=(lambda: session.abandoned) if session is not None else None)
+                                    interrupted=(lambda: session.lifecycle.sealed) if session is not None else None)
         except NoReply:
             process.kill(wait=False)
             raise SettleTimeout("the Node process did not answer by the deadline: synchronous JavaScript kept "
@@ -366,28 +368,28 @@ class NodeSettler(Settler):
             pending = ", ".join(reply.get("pending") or ()) or "nothing the driver can name"
             raise SettleTimeout(f"the Node process was still busy at the deadline (pending: {pending}; "
                                 f"{reply.get('turns', 0)} turns watched)")
-        if self.uncaught and not (session is not None and session.violations):
+        if self.uncaught and not (session is not None and session.findings.violations):
             raise TargetError(f"the implementation threw outside any call of the kit's: {self.uncaught[0]}")
         return SettleOutcome("idle", waited)
 
     def _ended(self, started: float) -> SettleOutcome:
         """The process is gone: a violation seen before decides the verdict, else it is the target's error."""
         assert self.process is not None
-        if self.session is not None and self.session.violations:
+        if self.session is not None and self.session.findings.violations:
             return SettleOutcome("violation", time.monotonic() - started)
         raise TargetError(self.process.end_text)
 
-    def close(self) -> None:
+    def give_back(self) -> None:
+        """The check is over: its process serves the next check (isolation "reuse") or is stopped."""
         process, self.process = self.process, None
         if process is not None and not self._served_another(process):
             process.kill(wait=False)
-        super().close()
 
     def _served_another(self, process: NodeProcess) -> bool:
         """Isolation "reuse": give the process back for the next check if this one left it clean."""
         session = self.session
         if (self.target.isolation != "reuse" or process.ended or self.uncaught or self.busy or session is None
-                or session.abandoned or process.served + 1 >= REUSE_LIMIT):
+                or session.lifecycle.sealed or process.served + 1 >= REUSE_LIMIT):
             return False
         # Detached first: what the implementation still does now is not this check's to judge (with a process
         # per check it would not be seen at all), and the next check must not see it either.

@@ -21,7 +21,7 @@ import threading
 import time
 from typing import Any, NamedTuple
 
-from rstck.core.threads import mark_kit_thread
+from rstck.core.kit_threads import mark_kit_thread
 from rstck.core.verdict import RuleViolation, TargetError
 from rstck.protocols.network.peer import PeerClosed, Silent
 from rstck.protocols.network.serving_peer import ServingPeer

@@ -257,7 +257,7 @@ class WirePeer:
         self.sock = sock
         self.session = session
         self.decoder = FrameDecoder(max_frame_bytes)
-        self.ledger = Ledger(session.violate)
+        self.ledger = Ledger(session.findings.violate)
         self.started = time.monotonic()
         self.inbox: collections.deque[Any] = collections.deque()
         self.eof = False
@@ -339,7 +339,7 @@ class WirePeer:
 
     def _send_bytes(self, data: bytes, text: str, fault: str) -> None:
         if self.goodbye_sent and not fault:
-            self.session.kit_fault("net.rstck.13", "nothing sent after the kit's goodbye", text)
+            self.session.findings.kit_fault("net.rstck.13", "nothing sent after the kit's goodbye", text)
             return
         self.note(f"{text}   [fault injected: {fault}]" if fault else text)
         self.sock.settimeout(max(0.05, self.session.deadline - time.monotonic()))
@@ -394,8 +394,8 @@ class WirePeer:
         try:
             self.decoder.close()
         except WireError as error:
-            self.session.violate("net.framing.4", "whole frames", f"the {self.other_side} closed the connection "
-                                 f"inside a frame: {error.detail}")
+            self.session.findings.violate("net.framing.4", "whole frames",
+                                          f"the {self.other_side} closed the connection inside a frame: {error.detail}")
 
     def _decode(self, data: bytes) -> None:
         frames, fault = self.decoder.feed_until_fault(data)
@@ -404,17 +404,17 @@ class WirePeer:
         if fault is not None:
             self.note(f"<- bytes that are not a frame: {fault}")
             if "belongs to an extension" in fault.detail:
-                self.session.violate("net.extensions.1", "no message of an extension type (64 and above): the "
-                                     "kit's hello named no extension", fault.detail)
+                self.session.findings.violate("net.extensions.1", "no message of an extension type (64 and above): the "
+                                              "kit's hello named no extension", fault.detail)
             else:
-                self.session.violate("net.framing.4", "well-formed frames (docs/wire-format.md)", str(fault))
+                self.session.findings.violate("net.framing.4", "well-formed frames (docs/wire-format.md)", str(fault))
             self.eof = True  # nothing after it can be read as frames
             self.sock.close()
 
     def _arrived(self, frame: Any) -> None:
         self.note(f"<- {describe(frame)}")
         if self.goodbye_received is not None:
-            self.session.violate("net.rstck.13", "nothing after the server's goodbye", describe(frame))
+            self.session.findings.violate("net.rstck.13", "nothing after the server's goodbye", describe(frame))
             return
         kind = type(frame)
         if kind is Goodbye:
@@ -445,8 +445,8 @@ class WirePeer:
             seen.append(frame)
             if done(frame):
                 return seen
-            if self.session.must_broken:  # a MUST item is broken already: the verdict is decided
-                self.session.raise_pending()
+            if self.session.findings.must_broken:  # a MUST item is broken already: the verdict is decided
+                self.session.findings.raise_pending()
 
     def until_ended(self, stream_id: int, *, rule: str, expected: str) -> _Stream:
         """Read until stream `stream_id` has its terminal signal; the stream."""
@@ -464,9 +464,7 @@ class WirePeer:
             try:
                 seen.append(self.receive(window))
             except (Silent, PeerClosed):
-                if "quiet-period" not in self.session.settled_by:
-                    self.session.settled_by.append("quiet-period")
-                self.session.quiet_window_s = max(self.session.quiet_window_s, window)
+                self.session.note_settled("quiet-period", window)
                 return seen
 
     def quiet_window(self) -> float:

@@ -140,7 +140,7 @@ class ServingPeer(WirePeer):
         would break a publisher's rule is not sent, and the check's verdict is the kit's own error."""
         refusal = None if fault else self._refusal(frame)
         if refusal is not None:
-            self.session.kit_fault(*refusal)
+            self.session.findings.kit_fault(*refusal)
             return
         self._send_bytes(encode(frame), f"-> {describe(frame)}", fault)
         self._sent(frame)
@@ -157,7 +157,7 @@ class ServingPeer(WirePeer):
         for frame, fault in frames:
             refusal = None if fault else self._refusal(frame)
             if refusal is not None:
-                self.session.kit_fault(*refusal)
+                self.session.findings.kit_fault(*refusal)
                 break  # the frames before it are sent, as logged
             text = f"-> {describe(frame)}"
             self.note(f"{text}   [fault injected: {fault}]" if fault else text)
@@ -171,7 +171,7 @@ class ServingPeer(WirePeer):
 
     def _send_bytes(self, data: bytes, text: str, fault: str) -> None:
         if self.goodbye_sent and not fault:
-            self.session.kit_fault("net.rstck.13", "nothing sent after the kit's goodbye", text)
+            self.session.findings.kit_fault("net.rstck.13", "nothing sent after the kit's goodbye", text)
             return
         self.note(f"{text}   [fault injected: {fault}]" if fault else text)
         self._write(data)
@@ -289,7 +289,7 @@ class ServingPeer(WirePeer):
         """Once the kit ended the session for the client's fault, the check cannot decide its own item: the finding
         that made the kit refuse is the verdict (the check's item is blocked by it), not a failure of `rule`."""
         if self.refused:
-            self.session.raise_pending()
+            self.session.findings.raise_pending()
             raise RuleViolation(rule, expected, f"the kit ended the session with goodbye: {self.refused}")
 
     # -- receiving ---------------------------------------------------------------------------------------------
@@ -311,13 +311,13 @@ class ServingPeer(WirePeer):
             return
         self.note(f"<- bytes that are not a frame: {fault}")
         if self.goodbye_received is not None:
-            self.session.violate("net.rstck.13", "nothing from the client after its goodbye",
-                                 f"bytes that are not a frame: {fault}")
+            self.session.findings.violate("net.rstck.13", "nothing from the client after its goodbye",
+                                          f"bytes that are not a frame: {fault}")
         elif "belongs to an extension" in fault.detail:
-            self.session.violate("net.extensions.1", "no message of an extension type (64 and above): the kit's "
-                                 "hello named no extension", fault.detail)
+            self.session.findings.violate("net.extensions.1", "no message of an extension type (64 and above): the "
+                                          "kit's hello named no extension", fault.detail)
         else:
-            self.session.violate("net.framing.4", "well-formed frames (docs/wire-format.md)", str(fault))
+            self.session.findings.violate("net.framing.4", "well-formed frames (docs/wire-format.md)", str(fault))
         # As net.rstck.1-4 ask of a receiver: goodbye naming the fault, nothing taken after it; the kit reads on
         # (and discards) until the client closes, so that its goodbye is not lost to a reset.
         self.unreadable = True
@@ -327,7 +327,7 @@ class ServingPeer(WirePeer):
         self.note(f"<- {describe(frame)}")
         self.inbox.append(frame)
         if self.goodbye_received is not None:
-            self.session.violate("net.rstck.13", "nothing from the client after its goodbye", describe(frame))
+            self.session.findings.violate("net.rstck.13", "nothing from the client after its goodbye", describe(frame))
             return
         kind = type(frame)
         if kind is Goodbye:
@@ -340,8 +340,9 @@ class ServingPeer(WirePeer):
         if self.client_hello is None:
             if kind is not ClientHello:
                 # The client's duty broken (its hello first), charged by name; the kit's answer is net.rstck.5's.
-                self.session.violate("net.rstck.14", "the clientHello as the client's first frame (only goodbye may "
-                                     "come before it)", f"{describe(frame)} before its clientHello")
+                self.session.findings.violate("net.rstck.14", "the clientHello as the client's first frame (only "
+                                              "goodbye may come before it)",
+                                              f"{describe(frame)} before its clientHello")
                 self._refuse(f"{describe(frame)} before the clientHello")
             elif frame.version != PROTOCOL_VERSION:
                 self.client_hello = frame
@@ -360,8 +361,8 @@ class ServingPeer(WirePeer):
             if stream is not None and stream.open:
                 stream.cancelled = True
         elif frame.subscriber not in self.ledger.kit_subscribed:
-            self.session.violate("net.core.3", "signals only for ids of the kit's subscribes (the kit subscribed "
-                                 "to no publisher of the client's)", describe(frame))
+            self.session.findings.violate("net.core.3", "signals only for ids of the kit's subscribes (the kit "
+                                          "subscribed to no publisher of the client's)", describe(frame))
 
     def _subscribe(self, frame: Subscribe) -> None:
         stream = self.ledger.streams.get(frame.subscriber)
@@ -369,8 +370,9 @@ class ServingPeer(WirePeer):
             # No item binds the client to this directly: net.rstck.12 is the server's answer (goodbye), and
             # net.ids.1 only permits reuse after the stream closed. The id is what net.core.3 says names the one
             # stream all its messages belong to; a second open stream under it breaks that, so it is charged there.
-            self.session.violate("net.core.3", "a subscribe only with an id that has no open stream (net.ids.1)",
-                                 f"{describe(frame)} while stream {frame.subscriber} is open")
+            self.session.findings.violate("net.core.3",
+                                          "a subscribe only with an id that has no open stream (net.ids.1)",
+                                          f"{describe(frame)} while stream {frame.subscriber} is open")
             self._refuse(f"subscribe for id {frame.subscriber}, whose stream is open")  # net.rstck.12
             return
         stream = self.ledger.subscribe(frame)

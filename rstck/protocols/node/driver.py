@@ -660,7 +660,7 @@ def _spawner_thread() -> concurrent.futures.ThreadPoolExecutor:
     global _spawner
     with _spawner_lock:
         if _spawner is None:
-            from rstck.core.threads import mark_kit_thread
+            from rstck.core.kit_threads import mark_kit_thread
 
             _spawner = concurrent.futures.ThreadPoolExecutor(1, "rstck-node-spawner", initializer=mark_kit_thread)
         return _spawner
@@ -761,7 +761,7 @@ class NodePool:
 
     def _start_thread(self) -> None:
         if self._thread is None:
-            from rstck.core.threads import mark_kit_thread
+            from rstck.core.kit_threads import mark_kit_thread
 
             self._thread = threading.Thread(target=self._keep_spares, name="rstck-node-pool", daemon=True)
             mark_kit_thread(self._thread)  # never a thread of the implementation's, for settling

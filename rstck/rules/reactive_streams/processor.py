@@ -168,8 +168,8 @@ def null_element_is_not_passed_downstream(session):
     processor, _, downstream = wire(session)
     downstream.request(1)
     session.settle()
-    session.call_expecting_error(processor, "on_next", (None,), error_type=session.error_names.type_error, rule="2.13",
-                                actor=session.label(processor))
+    session.calls.expecting_error(processor, "on_next", (None,), error_type=session.error_names.type_error,
+                                  rule="2.13", actor=session.labels.of(processor))
     session.settle()
     passed_on = [s for s in session.trace.signals_of(downstream.name, "on_next") if s.args and s.args[0] is None]
     if passed_on:
@@ -299,7 +299,7 @@ def processor_returns_normally_when_its_subscriber_raises(session):
     processor, _, downstream = _feed_a_raising_subscriber(session)
     if not downstream.failed_on_purpose:
         raise NotApplicable(f"no on_next reached the raising subscriber ({downstream.observed()})")
-    raised = [s for s in session.trace.signals_of(session.label(processor), "on_next")
+    raised = [s for s in session.trace.signals_of(session.labels.of(processor), "on_next")
               if (s.outcome or "").startswith("raised")]
     if raised:
         raise RuleViolation("2.13", "on_next() to return normally (it was the processor's subscriber that raised)",

@@ -232,16 +232,16 @@ def failed_publisher_signals_on_subscribe_before_on_error(session):
 def subscribe_none_raises_type_error(session):
     """1.9: subscribe(None) raises TypeError (the profile's type error) to the caller."""
     publisher = session.create_publisher(session.elements(1, at_least=0))
-    session.call_expecting_error(publisher, "subscribe", (None,), error_type=session.error_names.type_error,
-                                rule="1.9")
+    session.calls.expecting_error(publisher, "subscribe", (None,), error_type=session.error_names.type_error,
+                                  rule="1.9")
     session.settle()
 
 
 @rule("1.9", needs={"failed_publisher", "null_arguments"})
 def failed_publisher_subscribe_none_raises_type_error(session):
     """1.9 on the failed publisher too: subscribe(None) raises the profile's type error to the caller."""
-    session.call_expecting_error(session.create_failed_publisher(), "subscribe", (None,),
-                                error_type=session.error_names.type_error, rule="1.9")
+    session.calls.expecting_error(session.create_failed_publisher(), "subscribe", (None,),
+                                  error_type=session.error_names.type_error, rule="1.9")
     session.settle()
 
 

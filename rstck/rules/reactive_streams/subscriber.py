@@ -79,7 +79,7 @@ def on_next_returns_promptly(session):
     another thread."""
     source, subscriber, _ = attach(session)
     feed(session, source, 8)
-    label = session.label(subscriber)
+    label = session.labels.of(subscriber)
     slowest = max((s.duration_s for s in session.trace.signals_of(label, "on_next")), default=0.0)
     if slowest > session.responsiveness_bound_s:
         raise RuleViolation("2.2", f"on_next to return within {session.responsiveness_bound_s:g} s",
@@ -248,10 +248,10 @@ def on_subscribe_is_signalled_once(session):
 def null_arguments_raise_type_error(session):
     """2.13: on_subscribe(None), on_next(None) and on_error(None) raise the profile's type error."""
     source, subscriber, _ = attach(session)
-    label = session.label(subscriber)
+    label = session.labels.of(subscriber)
     for method in ("on_subscribe", "on_next", "on_error"):
-        session.call_expecting_error(subscriber, method, (None,), error_type=session.error_names.type_error,
-                                    rule="2.13", actor=label)
+        session.calls.expecting_error(subscriber, method, (None,), error_type=session.error_names.type_error,
+                                      rule="2.13", actor=label)
     session.settle()
 
 
@@ -287,7 +287,7 @@ def publisher_surfaces_the_subscribers_error(session):
     the call that delivered it, logged, or handed to a thread's or an event loop's exception hook. Any of
     these passes; swallowed without a trace is a warn (a fashion the kit cannot see is possible)."""
     probe = _raise_from_on_next(session)
-    if probe.failed_on_purpose and not session.surfaced:
+    if probe.failed_on_purpose and not session.surfacing.surfaced:
         raise RuleViolation("2.13.surfaced", "the subscriber's error raised to the caller, logged, or handed to "
                             "an exception hook", "nothing showed it: it was swallowed" + session.quiet_note())
 

@@ -69,7 +69,7 @@ class DraftProbe(ProbeSubscriber):
                 self._violate("spi.subscribe.7", "subscribe rejected (onError): the subscriber already has an "
                                                  "active subscription", f"{where} accepted it")
             # spi.subscriber.1's "trigger an error": the kit's own error, which the session knows when it comes back.
-            raise self._session.on_purpose
+            raise self._session.surfacing.error
         if self.subscription is not None:  # resubscribed after a cancel: a fresh start
             self.received, self.requested, self.elements, self.completed, self.errors = 0, 0, [], 0, []
             self.cancelled, self.cancelled_at, self.silence_rule = False, None, None
@@ -77,13 +77,13 @@ class DraftProbe(ProbeSubscriber):
         self.subscriptions += 1
         self.subscribed = 1
         self.subscription = subscription
-        self.subscription_name = self._session.label(subscription, "sub")
+        self.subscription_name = self._session.labels.of(subscription, "sub")
 
     def _violate(self, rule: str, expected: str, observed: str) -> None:
         if rule == "1.3":  # the draft has no rule on serial signals: the trace keeps what happened
             self.trace.note(f"overlapping signals (no rule of the draft): {observed}")
             return
-        self._session.violate(rule, expected, observed)
+        self._session.findings.violate(rule, expected, observed)
 
     # -- calls on the subscription ---------------------------------------------------------
 
@@ -93,9 +93,9 @@ class DraftProbe(ProbeSubscriber):
             return
         if isinstance(n, int) and n > 0:
             self.requested += n
-        self._session.call(self.subscription, mapping(self._session).request_more, (n,),
-                           actor=self.subscription_name, rule_if_raises=rule_if_raises or "spi.request-more.2",
-                           rule_if_hangs=HANG_ITEM)
+        self._session.calls.make(self.subscription, mapping(self._session).request_more, (n,),
+                                 actor=self.subscription_name, rule_if_raises=rule_if_raises or "spi.request-more.2",
+                                 rule_if_hangs=HANG_ITEM)
 
     def _cancel_now(self, rule_if_raises: str) -> None:
         if self.cancelled or self.terminated:  # the draft forbids it to every subscriber (spi.subscriber.4)
@@ -103,8 +103,8 @@ class DraftProbe(ProbeSubscriber):
             return
         self.cancelled_at = self.received
         self.cancelled = True
-        self._session.call(self.subscription, "cancel", (), actor=self.subscription_name,
-                           rule_if_raises=rule_if_raises, rule_if_hangs=HANG_ITEM)
+        self._session.calls.make(self.subscription, "cancel", (), actor=self.subscription_name,
+                                 rule_if_raises=rule_if_raises, rule_if_hangs=HANG_ITEM)
 
     def cancel(self, *, rule_if_raises: str = "spi.cancel.2") -> None:
         super().cancel(rule_if_raises=rule_if_raises)
@@ -137,15 +137,15 @@ def subscribe(session: Any, publisher: Any, probe: DraftProbe | None = None, *,
     settle when nothing arrived yet, as `Session.subscribe` does."""
     probe = probe or new_probe(session)
     before = probe.signal_count + probe.subscriptions
-    session.call(publisher, "subscribe", (probe,), actor="publisher", rule_if_raises=rule_if_raises)
+    session.calls.make(publisher, "subscribe", (probe,), actor="publisher", rule_if_raises=rule_if_raises)
     if probe.signal_count + probe.subscriptions == before:
         session.settle()
     return probe
 
 
 def new_probe(session: Any) -> DraftProbe:
-    probe = DraftProbe(session, session.fresh_name("probe"))
-    session.probes.add(probe)
+    probe = DraftProbe(session, session.labels.fresh("probe"))
+    session.ends.probes.add(probe)
     return probe
 
 

@@ -45,9 +45,9 @@ def non_positive_request_more_throws(session):
     for n in (0, -1):
         if probe.terminated or probe.cancelled:
             break
-        session.call_expecting_error(probe.subscription, mapping(session).request_more, (n,),
-                                    error_type=mapping(session).illegal_argument, rule="spi.request-more.4",
-                                    actor=probe.subscription_name)
+        session.calls.expecting_error(probe.subscription, mapping(session).request_more, (n,),
+                                      error_type=mapping(session).illegal_argument, rule="spi.request-more.4",
+                                      actor=probe.subscription_name)
         session.settle()
 
 

@@ -27,11 +27,11 @@ def second_on_subscribe_triggers_an_error(session):
     if source.subscription.terminal or source.subscription.cancelled:
         raise NotApplicable("the first subscription is no longer active")
     second = draft_source(session, second_subscription=True)
-    subscription = second.subscription_class(second, subscriber, session.fresh_name("sub"))
+    subscription = second.subscription_class(second, subscriber, session.labels.fresh("sub"))
     subscription.announced = True  # the kit hands it over itself, to see what on_subscribe does
     second.subscriptions.append(subscription)
-    session.call_expecting_error(subscriber, "on_subscribe", (subscription,), error_type="BaseException",
-                                rule="spi.subscriber.1", actor=session.label(subscriber))
+    session.calls.expecting_error(subscriber, "on_subscribe", (subscription,), error_type="BaseException",
+                                  rule="spi.subscriber.1", actor=session.labels.of(subscriber))
     session.settle()
 
 

@@ -67,12 +67,12 @@ class DraftUpstreamSubscription(ProbeSubscription):
         signal = session.trace.record(call, self.name, args)
         where = f"#{signal.seq} {signal.call_text()}"
         if inside:
-            session.violate("spi.on-terminal.2", f"no call on the subscription from within {inside}", where)
+            session.findings.violate("spi.on-terminal.2", f"no call on the subscription from within {inside}", where)
         elif self.terminal:
-            session.violate("spi.on-terminal.3", f"the subscription considered cancelled after {self.terminal}: "
-                                                 f"no {call}", where)
+            session.findings.violate("spi.on-terminal.3",
+                                     f"the subscription considered cancelled after {self.terminal}: no {call}", where)
         else:
-            session.violate(rule, f"no {call} on a subscription it cancelled", where)
+            session.findings.violate(rule, f"no {call} on a subscription it cancelled", where)
         signal.outcome = "raised IllegalStateError (the draft's answer)"
         return True
 
@@ -80,12 +80,13 @@ class DraftUpstreamSubscription(ProbeSubscription):
         inside = self._inside_own_signal(("on_subscribe", "on_next"))
         super()._called(kind, args)
         if inside:
-            self.publisher.session.violate("spi.on-next.2", f"no call on the subscription from within {inside}",
-                                           f"{self.name}.{kind} was called from within {inside}")
+            self.publisher.session.findings.violate("spi.on-next.2",
+                                                    f"no call on the subscription from within {inside}",
+                                                    f"{self.name}.{kind} was called from within {inside}")
 
     def _inside_own_signal(self, kinds: tuple[str, ...]) -> str:
         """The innermost of `kinds` the kit is signalling to this subscription's subscriber on this thread."""
-        inside = [k for s, k in self.publisher.session.signals_in_progress() if s is self.subscriber and k in kinds]
+        inside = [k for s, k in self.publisher.session.signalling.in_progress() if s is self.subscriber and k in kinds]
         return inside[-1] if inside else ""
 
 
@@ -96,8 +97,8 @@ class DraftSource(ProbePublisher):
 
 
 def draft_source(session: Any, **options: Any) -> DraftSource:
-    session.rule_aliases.update(UPSTREAM_ALIASES)
-    return DraftSource(session, session.fresh_name("source"), **options)
+    session.findings.rule_aliases.update(UPSTREAM_ALIASES)
+    return DraftSource(session, session.labels.fresh("source"), **options)
 
 
 def judging(session: Any, item: str) -> None:
@@ -105,9 +106,9 @@ def judging(session: Any, item: str) -> None:
     draft has no "return normally"), and a call from inside onSubscribe or onNext only by spi.on-next.2's own
     check. A subscriber built on the final spec makes such calls (3.2); charged by every check they would
     leave each of its other items undecided (docs/decisions.md, "SPI draft")."""
-    session.rule_aliases.update({"2.13": item, "2.8": item})
+    session.findings.rule_aliases.update({"2.13": item, "2.8": item})
     if item != "spi.on-next.2":
-        session.rule_aliases["spi.on-next.2"] = None
+        session.findings.rule_aliases["spi.on-next.2"] = None
 
 
 def attach(session: Any, item: str, *, observed: bool = False) -> tuple[DraftSource, Any, Any]:

@@ -27,8 +27,8 @@ def _unreadable_elements_decide(peer) -> None:
     wrong size, which the kit cannot keep) is what the count would show, so it stops the check, and the check's own
     item is blocked by it rather than charged a second time. The terminal signal may arrive in the same read as
     the offending frames, before `until` had a frame to stop at."""
-    if peer.session.must_broken:
-        peer.session.raise_pending()
+    if peer.session.findings.must_broken:
+        peer.session.findings.raise_pending()
 
 
 @rule("net.core.2")

@@ -1,13 +1,9 @@
-"""Threads the kit does not own: which may still produce a signal, and which are parked.
+"""What a thread the kit does not own is doing: ended, parked, waiting for a timer, blocked, or running.
 
-An implementation that delivers from threads it starts itself (a timer, a thread per
-request, a private worker, its own pool, an asyncio loop in a thread of its own) does work
-the kit cannot count. The kit looks at those threads instead: a thread that has ended
-can do nothing more; a thread blocked in an untimed wait that nobody has woken (an idle
-pool worker, a worker waiting on its queue, an idle event loop) can do nothing more without
-outside input; a thread waiting for a timer that is due soon will do something, so settling
-waits for it. Anything else (a thread running, sleeping or blocked in I/O) is judged by a
-quiet window, and the settle says so.
+A thread that has ended can do nothing more; a thread blocked in an untimed wait that nobody has woken (an
+idle pool worker, a worker waiting on its queue, an idle event loop) can do nothing more without outside
+input; a thread waiting for a timer that is due soon will do something. Anything else (a thread running,
+sleeping or blocked in I/O) can only be judged by how long it stays so.
 
 The frames of other threads are read with `sys._current_frames()`; on Linux the kernel's
 scheduling state of each thread (`/proc/self/task/<tid>/stat`) tells a thread that is
@@ -21,28 +17,15 @@ import contextlib
 import dataclasses
 import gc
 import linecache
-import os
 import queue as queue_module
 import selectors
 import sys
 import threading
-import weakref
 from collections.abc import Iterator
 from typing import Any
 
 # Timers further away than this are not pending work (a heartbeat, an idle timeout).
 TIMER_HORIZON_S = 1.0
-
-_KIT = "_rstck_kit"
-
-
-def mark_kit_thread(thread: threading.Thread | None = None) -> None:
-    """Mark a thread as the kit's own: settling never waits for it, and its calls are the kit's."""
-    setattr(thread or threading.current_thread(), _KIT, True)
-
-
-def is_kit_thread(thread: threading.Thread) -> bool:
-    return thread is threading.main_thread() or getattr(thread, _KIT, False)
 
 
 def _lines_calling(function: Any, call: str) -> frozenset[int]:
@@ -70,101 +53,19 @@ class ThreadState:
     where: tuple = ()  # the innermost frame's code and position, to tell that a blocked thread stayed put
 
 
-# Every thread of an implementation some check watched, for the end of the process (left_behind).
-_seen: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
-_kit_pools: weakref.WeakSet[Any] = weakref.WeakSet()
-
-
-def watch_pool(pool: Any) -> None:
-    """A pool the kit handed to an implementation (target.executor): its workers may be stuck in its tasks."""
-    _kit_pools.add(pool)
-
-
-def left_behind() -> list[threading.Thread]:
-    """Threads the implementations under test left running that would keep the interpreter from ending:
-    non-daemon threads they started (or that ran their tasks) and that are still alive."""
-    pool_threads = {t for pool in list(_kit_pools) for t in list(getattr(pool, "_threads", ()))}
-    return [t for t in {*list(_seen), *pool_threads} if t.is_alive() and not t.daemon and t is not threading.current_thread()]
-
-
-def end_process(code: int, say: Any) -> None:
-    """End the process now if the implementations left threads behind that would keep it from ending
-    (as test runners do when they must): name them through `say`, flush, and exit with `code`."""
-    stuck = left_behind()
-    if not stuck:
-        return
-    names = ", ".join(sorted(t.name for t in stuck)[:8]) + (", …" if len(stuck) > 8 else "")
-    say(f"rstck: {len(stuck)} thread{'s' * (len(stuck) != 1)} left behind by the implementations under test "
-        f"{'are' if len(stuck) != 1 else 'is'} still running ({names}); ending the process")
-    flush_std_streams()
-    os._exit(code)
-
-
-def flush_std_streams() -> None:
-    """Flush stdout and stderr before an `os._exit`, whatever a target did to them."""
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except BaseException:  # noqa: BLE001 - a target may have closed or replaced it
-            pass
-
-
 ENDED = ThreadState("ended")
 PARKED = ThreadState("parked")
 RUNNING = ThreadState("running")
 
 
-class ThreadWatch:
-    """One check's view of the threads it does not own.
-
-    Watched: threads started since the check began, threads that signalled or called into the
-    kit during the check, and threads that were parked when it began and no longer are (a
-    shared pool's worker woken by this check's work). A thread once watched stays watched for
-    the check (parked or ended, it holds nothing up), so each look examines only the others:
-    a process full of idle threads left by earlier checks costs little per look.
-    """
-
-    def __init__(self) -> None:
-        self._started_before = frozenset(threading.enumerate())  # held only as long as the check's session
-        others = {t.ident: t for t in self._started_before if not is_kit_thread(t)}
-        self._asleep = {ident: others[ident] for ident, state in _read_states(others).items() if state.kind == "parked"}
-        self._chosen: dict[int, threading.Thread | None] = {}
-
-    def watched(self, signalling: set[int]) -> dict[int, threading.Thread | None]:
-        """The threads settling must account for, by ident; `signalling`: idents seen in the trace."""
-        chosen = self._chosen
-        current = threading.enumerate()
-        for thread in current:
-            if thread not in self._started_before and not is_kit_thread(thread):
-                key = thread.ident if thread.ident is not None else -id(thread)
-                if chosen.get(key) is not thread:  # idents are reused: a thread that ended gives way
-                    chosen[key] = thread
-        if self._asleep:
-            woken = [ident for ident, state in _read_states(self._asleep).items() if state.kind != "parked"]
-            for ident in woken:
-                thread = self._asleep.pop(ident)
-                if thread.is_alive() or ident not in chosen:  # one that ended leaves its reused ident to the new
-                    chosen[ident] = thread
-        unknown = signalling - chosen.keys()
-        if unknown:
-            by_ident = {t.ident: t for t in current}
-            with _collector_off():
-                running = set(sys._current_frames())  # idents only: no frame is read
-            for ident in unknown:
-                thread = by_ident.get(ident)
-                if thread is not None and not is_kit_thread(thread):
-                    chosen[ident] = thread
-                elif thread is None and ident in running:  # not made by `threading` (a C extension): its ident
-                    chosen[ident] = None
-        _seen.update(thread for thread in chosen.values() if thread is not None)
-        return dict(chosen)
-
-    @staticmethod
-    def states(threads: dict[int, threading.Thread | None]) -> dict[int, ThreadState]:
-        return _read_states(threads)
+def live_idents() -> set[int]:
+    """The idents of every thread the interpreter runs, those not made by `threading` included (idents only: no
+    frame is read)."""
+    with _collector_off():
+        return set(sys._current_frames())
 
 
-def _read_states(threads: dict[int, threading.Thread | None]) -> dict[int, ThreadState]:
+def read_states(threads: dict[int, threading.Thread | None]) -> dict[int, ThreadState]:
     """What each thread is doing.
 
     Other threads' frames are read in one go, without letting go of the GIL (no I/O, no garbage

@@ -1,0 +1,69 @@
+"""Which threads one check accounts for when it settles: the threads it does not own that may still produce a
+signal (their states: rstck.core.thread_states).
+
+An implementation that delivers from threads it starts itself (a timer, a thread per request, a private
+worker, its own pool, an asyncio loop in a thread of its own) does work the kit cannot count: the kit watches
+those threads instead, and settling waits until each has ended, is parked, or stayed quiet for a window.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from rstck.core.kit_threads import is_kit_thread
+from rstck.core.process_end import note_implementation_threads
+from rstck.core.thread_states import ThreadState, live_idents, read_states
+
+
+class ThreadWatch:
+    """One check's view of the threads it does not own.
+
+    Watched: threads started since the check began, threads that signalled or called into the
+    kit during the check, and threads that were parked when it began and no longer are (a
+    shared pool's worker woken by this check's work). A thread once watched stays watched for
+    the check (parked or ended, it holds nothing up), so each look examines only the others:
+    a process full of idle threads left by earlier checks costs little per look.
+    """
+
+    def __init__(self) -> None:
+        self._started_before = frozenset(threading.enumerate())  # held only as long as the check's session
+        others = {t.ident: t for t in self._started_before if not is_kit_thread(t)}
+        self._asleep = {ident: others[ident] for ident, state in read_states(others).items() if state.kind == "parked"}
+        self._chosen: dict[int, threading.Thread | None] = {}
+
+    @property
+    def started_before(self) -> frozenset[threading.Thread]:
+        """The threads alive when the check began: an immutable snapshot, safe to read from any thread."""
+        return self._started_before
+
+    def watched(self, signalling: set[int]) -> dict[int, threading.Thread | None]:
+        """The threads settling must account for, by ident; `signalling`: idents seen in the trace."""
+        chosen = self._chosen
+        current = threading.enumerate()
+        for thread in current:
+            if thread not in self._started_before and not is_kit_thread(thread):
+                key = thread.ident if thread.ident is not None else -id(thread)
+                if chosen.get(key) is not thread:  # idents are reused: a thread that ended gives way
+                    chosen[key] = thread
+        if self._asleep:
+            woken = [ident for ident, state in read_states(self._asleep).items() if state.kind != "parked"]
+            for ident in woken:
+                thread = self._asleep.pop(ident)
+                if thread.is_alive() or ident not in chosen:  # one that ended leaves its reused ident to the new
+                    chosen[ident] = thread
+        unknown = signalling - chosen.keys()
+        if unknown:
+            by_ident = {t.ident: t for t in current}
+            running = live_idents()
+            for ident in unknown:
+                thread = by_ident.get(ident)
+                if thread is not None and not is_kit_thread(thread):
+                    chosen[ident] = thread
+                elif thread is None and ident in running:  # not made by `threading` (a C extension): its ident
+                    chosen[ident] = None
+        note_implementation_threads(thread for thread in chosen.values() if thread is not None)
+        return dict(chosen)
+
+    @staticmethod
+    def states(threads: dict[int, threading.Thread | None]) -> dict[int, ThreadState]:
+        return read_states(threads)
