@@ -334,9 +334,10 @@ class Session:
                     signal.outcome = f"raised {carried}the kit's on-purpose error back (2.13: surfaced to the caller)"
                     self.surfaced.append("raised")
                     return exc
-                retry = self.target.loop_retry(exc, signal.call_text())
-                if retry is not None:
-                    raise retry from exc
+                instead = (self.target.call_not_made(exc, signal.call_text())
+                           or self.target.loop_retry(exc, signal.call_text()))
+                if instead is not None:
+                    raise instead from exc
                 signal.outcome = f"raised {show(exc)}"
                 self.violate(rule_if_raises, f"{method}() to return normally", f"#{signal.seq} raised {show(exc)}",
                              check_goes_on=check_goes_on)
@@ -373,6 +374,9 @@ class Session:
             except RetryCallMode:
                 raise
             except BaseException as exc:  # noqa: BLE001 - the implementation's own doing (see call)
+                not_made = self.target.call_not_made(exc, signal.call_text())
+                if not_made is not None:
+                    raise not_made from exc
                 signal.outcome = f"raised {show(exc)}"
                 if error_type not in {cls.__name__ for cls in type(exc).__mro__}:
                     self.violate(rule, f"{method}() to raise {error_type}", f"#{signal.seq} raised {show(exc)}")
