@@ -24,7 +24,7 @@ import os
 import sys
 import time
 
-from rstck.protocols.node import driver
+from rstck.protocols.node import lifecycle
 from rstck.adapters.node.target import NodeSettler, NodeTarget
 from rstck.execution.plan import plan
 from rstck.execution.runner import run_check
@@ -78,7 +78,7 @@ def run_mode(module: str, options: dict, clock: Clock) -> tuple[float, float, in
         return elapsed / len(planned), clock.spent_s / len(planned), bad
     finally:
         target.close()
-        driver.reap(1.0)
+        lifecycle.reap(1.0)
 
 
 def main(argv: list[str] | None = None) -> int:

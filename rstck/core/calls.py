@@ -44,7 +44,7 @@ class Calls:
     """One check's calls into the implementation, made the way its target says (`Target.invoke`)."""
 
     def __init__(self, session: Session):
-        self._session = session  # what the target's invoke and loop_retry are told the call belongs to
+        self._session = session  # what the target's invoke is told the call belongs to
         self._target = session.target
         self._trace = session.trace
         self._findings = session.findings
@@ -77,9 +77,10 @@ class Calls:
                 signal.outcome = f"raised {carried}the kit's on-purpose error back (2.13: surfaced to the caller)"
                 self._surfacing.surfaced.append("raised")
             else:
-                retry = self._target.loop_retry(raised, signal.call_text())
-                if retry is not None:
-                    raise retry from raised
+                instead = (self._target.call_not_made(raised, signal.call_text())
+                           or self._target.loop_retry(raised, signal.call_text()))
+                if instead is not None:
+                    raise instead from raised
                 signal.outcome = f"raised {show(raised)}"
                 self._findings.violate(rule_if_raises, f"{method}() to return normally",
                                        f"#{signal.seq} raised {show(raised)}", check_goes_on=check_goes_on)
@@ -95,6 +96,9 @@ class Calls:
                 signal.outcome = "returned normally"
                 self._findings.violate(rule, f"{method}() to raise {error_type}", f"#{signal.seq} returned normally")
                 return
+            not_made = self._target.call_not_made(raised, signal.call_text())
+            if not_made is not None:
+                raise not_made from raised
             signal.outcome = f"raised {show(raised)}"
             if error_type not in {cls.__name__ for cls in type(raised).__mro__}:
                 self._findings.violate(rule, f"{method}() to raise {error_type}",

@@ -103,7 +103,21 @@ class Target:
 
     def loop_retry(self, exc: BaseException, call: str) -> BaseException | None:
         """Whether `exc`, raised by `call`, shows that the way the kit makes its calls does not suit the
-        implementation (see the in-process adapter): the exception that starts the check over, or None."""
+        implementation (the in-process adapter: calls made inside a running asyncio loop, or outside any): the
+        exception that starts the check over with calls made the other way, or None. A call that could not be
+        made at all is `call_not_made`'s."""
+        return None
+
+    def call_not_made(self, exc: BaseException, call: str) -> Exception | None:
+        """Whether `exc`, raised as the kit made `call` into the implementation, says the call never reached it:
+        the adapter could not deliver it (the process the implementation runs in was gone before the call, the
+        bridge to it broke). That is no answer of the implementation's to the call, so the call's rule is never
+        charged for it: return the exception that ends the check instead, and the row is `error`, charged to
+        - the target, with a TargetError, when the implementation made the call impossible itself (the Node
+          adapter: it ended its own process, process.exit() in a callback of its own);
+        - the adapter, with any other exception, when the adapter's own means failed ("the kit broke": an
+          adapter is part of the kit).
+        None, the default: the call was made, and `exc` is what the implementation raised."""
         return None
 
     def open_session(self, deadline_s: float = DEFAULT_DEADLINE_S) -> Session:
@@ -114,6 +128,15 @@ class Target:
     def session_closed(self, session: Session) -> None:
         if self._active is session:
             self._active = None
+
+    def session_abandoned(self, session: Session) -> None:
+        """The runner gave `session`'s check up at its deadline (the session is sealed: what the check left is
+        counted, not judged), while its thread may still be inside a call into the implementation that never
+        returns. Let go at once of what only that thread would otherwise let go of: stop the process the check
+        runs in, close its connections, so that the stuck call ends and nothing the check started outlives it.
+        Called on the runner's thread, once; it must not wait for the check's thread. The default does
+        nothing: a call into Python code cannot be interrupted, and its thread is left (a daemon; one that keeps
+        a CPU busy is among the result's leftovers)."""
 
     def bind_thread(self, thread: threading.Thread, session: Session) -> None:
         """`thread` runs `session`'s check: what it asks of the target (target.executor, target.loop) is that

@@ -117,6 +117,7 @@ def run_check(check: Check, target: Target, *, timeout_s: float = DEFAULT_DEADLI
     result.duration_s = round(time.monotonic() - started, 6)
     if hang is not None:
         session.lifecycle.abandon()
+        target.session_abandoned(session)
         _judge_hang(result, session, hang)
     else:
         _judge(result, session, raised[0] if raised else None)

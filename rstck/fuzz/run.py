@@ -346,6 +346,7 @@ def _hang(context: RunContext, role: str, seed: int, timeout_s: float) -> Findin
     stuck = session.calls.outstanding[-1] if session is not None and session.calls.outstanding else None
     if session is not None:
         session.lifecycle.abandon()  # what the stuck step left behind is counted from now on, not recorded
+        session.target.session_abandoned(session)
     if stuck:
         rule = stuck.rule  # "" for a factory: an error, not a violation
         expected, observed = f"{stuck.text} to return", f"it had not returned after {timeout_s:g} s"

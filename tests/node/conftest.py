@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from rstck.protocols.node import driver
+from rstck.protocols.node import lifecycle
 
 NODE_MISSING = ("node is not on PATH: the Node adapter's tests need Node.js 16.14 or later (set RSTCK_NODE to use "
                 "another)")
@@ -23,19 +23,19 @@ def node_available() -> bool:
 def _node_and_no_leftover_process():
     if not node_available():
         pytest.skip(NODE_MISSING)
-    before = set(driver.spawned_pids())
+    before = set(lifecycle.spawned_pids())
     yield
-    mine = set(driver.spawned_pids()) - before
+    mine = set(lifecycle.spawned_pids()) - before
     assert not still_running(mine), "the test left driver processes running"
 
 
 def still_running(pids: set[int], *, grace_s: float = 3.0) -> set[int]:
-    """The pids among `pids` that are still running (or unreaped) after `grace_s`: a check abandoned at its
-    deadline stops its process within a tick of its thread, not at once."""
+    """The pids among `pids` that are still running (or unreaped) after `grace_s`: a process stopped when its
+    check was abandoned at its deadline is reaped a moment later, by whichever thread next looks."""
     end = time.monotonic() + grace_s
     while True:
-        driver.reap(0.05)
-        running = {pid for pid in pids if pid in driver.live_pids() or _exists(pid)}
+        lifecycle.reap(0.05)
+        running = {pid for pid in pids if pid in lifecycle.live_pids() or _exists(pid)}
         if not running or time.monotonic() >= end:
             return running
         time.sleep(0.02)

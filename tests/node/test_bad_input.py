@@ -142,7 +142,8 @@ def _cpu_ticks(pid: int) -> int:
 def test_a_kit_killed_with_sigkill_takes_a_driver_spinning_in_an_endless_loop_with_it():
     kit = subprocess.Popen(
         [sys.executable, "-c", "import sys\n"
-         "from rstck.protocols.node.driver import NodeProcess, driver_env, node_executable\n"
+         "from rstck.protocols.node.driver import driver_env, node_executable\n"
+         "from rstck.protocols.node.process import NodeProcess\n"
          f"process = NodeProcess({bad('endless_load')!r}, node=node_executable(), env=driver_env())\n"
          "print(process.pid, flush=True)\n"
          "sys.stdin.read()\n"],

@@ -8,7 +8,9 @@ import time
 
 import pytest
 
-from rstck.protocols.node.driver import JavaScriptError, JavaScriptThrow, NodeProcess, driver_env, node_executable
+from rstck.protocols.node.driver import driver_env, node_executable
+from rstck.protocols.node.js_errors import JavaScriptError, JavaScriptThrow
+from rstck.protocols.node.process import NodeProcess
 from rstck.execution.plan import plan
 from rstck.core.settle import SettleTimeout
 
@@ -24,8 +26,8 @@ class Recorder:
         self.process = process
         self.events: list[dict] = []
 
-    def bounds(self):
-        return time.monotonic() + 10, None
+    def deadline(self):
+        return time.monotonic() + 10
 
     def answer(self, ask):
         target = self.process.kit_object(ask["obj"])

@@ -62,7 +62,7 @@ def test_a_blocked_item_names_the_factory_whose_finding_blocked_it():
 
 
 def test_one_stand_in_offers_every_role_its_object_plays():
-    from rstck.adapters.node.proxies import JSProcessor, JSSubscription, fitted, proxy_class
+    from rstck.protocols.node.proxies import JSProcessor, JSSubscription, fitted, proxy_class
 
     all_methods = ["subscribe", "onSubscribe", "onNext", "onError", "onComplete", "request", "cancel"]
     made = proxy_class("processor", all_methods)

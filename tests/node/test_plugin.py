@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from rstck.protocols.node import driver
+from rstck.protocols.node.pool import pools
 
 from .helpers import REFERENCE, assert_pytest_passes, here
 
@@ -15,9 +15,9 @@ pytestmark = pytest.mark.node
 @pytest.fixture(autouse=True)
 def _the_inner_session_closes_its_targets():
     """The plugin closes the targets it loaded when its session ends: no pool keeps processes started ahead."""
-    before = set(map(id, driver.pools()))
+    before = set(map(id, pools()))
     yield
-    assert [pool.closed for pool in driver.pools() if id(pool) not in before] in ([], [True])
+    assert [pool.closed for pool in pools() if id(pool) not in before] in ([], [True])
 
 
 def test_the_reference_passes_under_pytest(pytester):

@@ -2,9 +2,9 @@
 
 `rstck check node:./impl.js` checks the factories the module exports (createPublisher(n),
 createFailedPublisher(), createSubscriber(), createWhiteboxSubscriber(observer), createProcessor()) under
-every Reactive Streams rule, with the JavaScript profile. `target.NodeTarget` is the target;
-`driver.js` is the Node side, `driver.py` the process, its protocol and the pool, `proxies.py` the Python
-stand-ins of JavaScript objects.
+every Reactive Streams rule, with the JavaScript profile. `target.NodeTarget` is the target; the bridge to
+the `node` processes (the driver, its protocol, the pool, the Python stand-ins of JavaScript objects) is
+`rstck.protocols.node`.
 
 `rstck check node-stream:./streams.js` checks Node streams (createReadable, createWritable, createFilter,
 createDuplex, createStream, createJsgiStream) under the Node stream contract and the JSGI stream extension:

@@ -18,11 +18,14 @@ import contextlib
 import dataclasses
 from typing import Any
 
+from rstck.adapters.node import NODE_STREAM_PREFIX
+from rstck.adapters.node.target import NodeSettler, NodeTarget
 from rstck.core.settle import SettleTimeout
 from rstck.core.signals import Label, Trace, show
 from rstck.core.verdict import RuleViolation, TargetError
-from rstck.protocols.node.driver import NodeProcess, NoReply, ProcessEnded, describe_error
-from rstck.adapters.node.target import NodeSettler, NodeTarget
+from rstck.protocols.node.errors import NoReply, ProcessEnded
+from rstck.protocols.node.js_errors import describe_error
+from rstck.protocols.node.process import NodeProcess
 
 # The factories a node-stream module may export, and the subject each serves.
 STREAM_FACTORIES = {
@@ -33,7 +36,6 @@ STREAM_FACTORIES = {
     "createDuplex": "duplex",
     "createJsgiStream": "jsgi",
 }
-NODE_STREAM_PREFIX = "node-stream:"
 
 
 class NodeStreamTarget(NodeTarget):
@@ -297,7 +299,6 @@ class StreamDriver:
         process = self.process
         role = STREAM_FACTORIES.get(factory, "object")
         text = f"{factory}({', '.join(self._shown(a) for a in args)})"
-        deadline, interrupted = self.settler.bounds()
         deferred = DeferredCall(factory, "module", tuple(Label(self._shown(a)) for a in args), text, self._depth())
         numbered = CommandNaming(self.settler, text, deferred)
         try:
@@ -305,7 +306,7 @@ class StreamDriver:
                 try:
                     reply = process.command({"op": "create", "factory": factory, "watch": watch,
                                              "args": [self._encode(a) for a in args]},
-                                            deadline=deadline, interrupted=interrupted, numbered=numbered)
+                                            deadline=self.settler.deadline(), numbered=numbered)
                 finally:
                     numbered.began()
         except (ProcessEnded, NoReply) as exc:
@@ -342,7 +343,6 @@ class StreamDriver:
         depth = self._depth()
         deferred = [DeferredCall(m, s.label, tuple(Label(self._shown(a)) for a in args), texts[k], depth, k)
                     for k, (s, m, args) in enumerate(calls)]
-        deadline, interrupted = self.settler.bounds()
         text = texts[0] if len(texts) == 1 else f"a burst of {len(texts)} calls ({texts[0]}, ...)"
         fields = {"op": "batch", "calls": [{"target": s.handle, "method": m, "args": [self._encode(a) for a in args]}
                                            for s, m, args in calls]}
@@ -355,7 +355,7 @@ class StreamDriver:
         try:
             with self.session.calls.underway(text, self.rule, calls[0][1]):
                 try:
-                    reply = process.command(fields, deadline=deadline, interrupted=interrupted, numbered=numbered)
+                    reply = process.command(fields, deadline=self.settler.deadline(), numbered=numbered)
                 finally:
                     if ops:
                         self.settler.began(ops[0])  # whatever became of it, the calls are in the trace
@@ -429,12 +429,11 @@ class StreamDriver:
 
     def _simple(self, fields: dict[str, Any], text: str, deferred: DeferredCall | None = None) -> dict[str, Any]:
         process = self.process
-        deadline, interrupted = self.settler.bounds()
         numbered = CommandNaming(self.settler, text, deferred)
         try:
             with self.session.calls.underway(text, self.rule, fields["op"]):
                 try:
-                    reply = process.command(fields, deadline=deadline, interrupted=interrupted, numbered=numbered)
+                    reply = process.command(fields, deadline=self.settler.deadline(), numbered=numbered)
                 finally:
                     numbered.began()
         except NoReply:

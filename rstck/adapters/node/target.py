@@ -3,7 +3,7 @@
 The module (CommonJS, or ESM that `require` or `import()` loads) exports any of createPublisher(n),
 createFailedPublisher(), createSubscriber(), createWhiteboxSubscriber(observer), createProcessor().
 Every check runs unchanged: the probes talk to JavaScript objects through proxies
-(rstck.adapters.node.proxies), and JavaScript talks to the probes through the driver's asks. The
+(rstck.protocols.node.proxies), and JavaScript talks to the probes through the driver's asks. The
 profile is JavaScript's: TypeError for null arguments, RangeError for request(n <= 0), matched by the
 JavaScript error's name.
 """
@@ -16,14 +16,19 @@ import time
 import weakref
 from typing import Any
 
+from rstck.adapters.node import NODE_PREFIX
 from rstck.core.probes import ProbeObserver
 from rstck.core.session import Session
 from rstck.core.settle import SettleOutcome, Settler, SettleTimeout
 from rstck.core.signals import Trace, show
 from rstck.core.target import ErrorNames, Target
 from rstck.core.verdict import BadInput, TargetError
-from rstck.protocols.node.driver import (IDLE_REPLY_GRACE_S, LOAD_TIMEOUT_S, MAX_SAFE_INTEGER, Abandoned, NodePool, NodeProcess,
-                     NoReply, ProcessEnded, describe_error, driver_env, node_executable, stack_frame)
+from rstck.protocols.node.driver import driver_env, node_executable
+from rstck.protocols.node.errors import Abandoned, NoReply, ProcessEnded
+from rstck.protocols.node.js_errors import describe_error, stack_frame
+from rstck.protocols.node.pool import NodePool
+from rstck.protocols.node.process import NodeProcess
+from rstck.protocols.node.values import MAX_SAFE_INTEGER
 
 JAVASCRIPT = ErrorNames("javascript", type_error="TypeError", range_error="RangeError")
 
@@ -51,6 +56,10 @@ PYTHON_NAMES = {
     "onCompleteProcessed": ("on_complete_processed", 0),
 }
 
+# How long a module may take to load (top-level code included) before the target is refused.
+LOAD_TIMEOUT_S = 10.0
+# How long after a settle's deadline the driver may take to say it is not idle, before it counts as stuck.
+IDLE_REPLY_GRACE_S = 0.05
 # Consecutive heartbeat turns with no event and no pending resource that make the driver idle.
 QUIET_TURNS = 3
 # How long past its check's deadline a call may wait for the driver when no runner abandons the check.
@@ -91,7 +100,7 @@ class NodeTarget(Target):
 
     error_names = JAVASCRIPT
     factories = FACTORIES  # what the module may export, and the capability each gives
-    prefix = "node:"
+    prefix = NODE_PREFIX
 
     def __init__(self, module: str, *, name: str | None = None, demand: str = "number", spares: int | None = None,
                  isolation: str | None = None, node: str | None = None, env: dict[str, str] | None = None,
@@ -139,13 +148,19 @@ class NodeTarget(Target):
     def not_observable(self, rule: str) -> str | None:
         return NOT_OBSERVABLE.get(rule)
 
-    def loop_retry(self, exc: BaseException, call: str) -> BaseException | None:
-        """A call the kit could not make, the process having ended before it (process.exit() in a callback of
-        the implementation's own), is no answer of the implementation's to that call: the check ends with
-        the target's error instead of charging the call's rule."""
+    def call_not_made(self, exc: BaseException, call: str) -> Exception | None:
+        """A call made once the process had ended (process.exit() in a callback of the implementation's own, a
+        crash between two calls) never reached the implementation: the target's error, not the call's rule."""
         if isinstance(exc, ProcessEnded) and not exc.during_call:
             return TargetError(f"the Node process ended before {call} was made: {exc}")
         return None
+
+    def session_abandoned(self, session: Session) -> None:
+        """Stop the check's process at once: the call its thread is stuck in ends, and nothing the check started
+        in Node outlives it."""
+        settler = session.settler
+        if isinstance(settler, NodeSettler):
+            settler.abandon()
 
     def make_settler(self, trace: Trace) -> Settler:
         return NodeSettler(trace, self)
@@ -202,12 +217,11 @@ def _made(session: Session, factory: str, args: tuple, role: str) -> Any:
     assert isinstance(settler, NodeSettler)
     process = settler.bind(session)
     call = f"{factory}({', '.join(show(a) for a in args)})"
-    deadline, interrupted = settler.bounds()
     try:
         with session.calls.underway(call, "", factory):  # a factory that never returns: a target error
             reply = process.command({"op": "create", "factory": factory,
                                      "args": [process.encode(a) for a in args]},
-                                    deadline=deadline, interrupted=interrupted)
+                                    deadline=settler.deadline())
     except (ProcessEnded, NoReply) as exc:
         raise TargetError(f"{call}: {exc}") from None
     if not reply.get("ok"):
@@ -226,8 +240,9 @@ def _made(session: Session, factory: str, args: tuple, role: str) -> Any:
 
 class NodeSettler(Settler):
     """Settles one check's Node process: the driver reports idle once no event came and no resource was
-    pending for QUIET_TURNS turns of its loop. It also answers the check's process: the first factory
-    call takes one from the pool, and the session gives it back when the check ends (`give_back`)."""
+    pending for QUIET_TURNS turns of its loop. It also holds the check's process: the first factory
+    call takes one from the pool; the session gives it back when the check ends (`give_back`), and the
+    runner giving the check up stops it (`abandon`)."""
 
     quiet_reason = "the Node driver reported idle"
 
@@ -239,6 +254,7 @@ class NodeSettler(Settler):
         self.uncaught: list[str] = []  # the implementation's uncaught errors (not the kit's own), described
         self.collect = False  # whether the next settle asks the driver which kit objects JavaScript dropped
         self.busy = False  # a settle found the process still busy at the deadline
+        self.abandoned = False  # the runner gave the check up
         self._demand_noted = False
 
     def bind(self, session: Session) -> NodeProcess:
@@ -246,11 +262,16 @@ class NodeSettler(Settler):
         if self.session is None:
             self.session = session
         if self.process is None:
-            process = self.target.pool.take()
-            _ready(process, self.target.name, self.target.load_timeout_s, bad=TargetError)
+            process = self.process = self.target.pool.take()
+            if self.abandoned:  # given up while it was taken: `abandon` found no process to stop
+                process.abandon()
+            try:
+                _ready(process, self.target.name, self.target.load_timeout_s, bad=TargetError)
+            except TargetError:
+                self.process = None  # stopped: the next factory call tries another
+                raise
             process.demand_as = self.target.demand
             process.handler = self
-            self.process = process
             session.lifecycle.close_at_end(self.give_back, "the Node process")
             for event in process.early:  # what the module printed as it loaded
                 self.event(event)
@@ -259,11 +280,19 @@ class NodeSettler(Settler):
 
     # -- what the process asks of its handler ----------------------------------------------------
 
-    def bounds(self) -> tuple[float | None, Any]:
+    def abandon(self) -> None:
+        """The runner gave the check up (from its own thread): its process is stopped at once, and a call the
+        check's thread waits in ends."""
+        self.abandoned = True
+        process = self.process
+        if process is not None:
+            process.abandon()
+
+    def deadline(self) -> float | None:
+        """The bound of a call into the process; the runner gives the check up before it, but a session run
+        without the runner has only this."""
         session = self.session
-        if session is None:
-            return None, None
-        return session.deadline + CALL_GRACE_S, lambda: session.lifecycle.sealed
+        return None if session is None else session.deadline + CALL_GRACE_S
 
     def answer(self, ask: dict[str, Any]) -> tuple[BaseException | None, bool]:
         """JavaScript called one of the kit's objects: make the call; what it raised goes back to be thrown."""
@@ -350,8 +379,7 @@ class NodeSettler(Settler):
         try:
             reply = process.command({"op": "await_idle", "quiet_turns": QUIET_TURNS, "max_ms": remaining_ms,
                                      "collect": self.collect and "identity" in self.target.capabilities},
-                                    deadline=deadline + IDLE_REPLY_GRACE_S,
-                                    interrupted=(lambda: session.lifecycle.sealed) if session is not None else None)
+                                    deadline=deadline + IDLE_REPLY_GRACE_S)
         except NoReply:
             process.kill(wait=False)
             raise SettleTimeout("the Node process did not answer by the deadline: synchronous JavaScript kept "

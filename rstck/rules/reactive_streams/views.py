@@ -45,6 +45,9 @@ class _ProcessorView(Target):
     def loop_retry(self, exc: BaseException, call: str) -> BaseException | None:
         return self.base.loop_retry(exc, call)
 
+    def call_not_made(self, exc: BaseException, call: str) -> Exception | None:
+        return self.base.call_not_made(exc, call)
+
     def open_session(self, deadline_s: float = DEFAULT_DEADLINE_S) -> Session:
         session = super().open_session(deadline_s)
         self.base._active = session  # the processor's factory may use target.executor / target.loop
@@ -53,6 +56,9 @@ class _ProcessorView(Target):
     def session_closed(self, session: Session) -> None:
         super().session_closed(session)
         self.base.session_closed(session)
+
+    def session_abandoned(self, session: Session) -> None:
+        self.base.session_abandoned(session)
 
     def bind_thread(self, thread, session: Session) -> None:
         super().bind_thread(thread, session)
