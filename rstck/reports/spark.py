@@ -16,7 +16,7 @@ import pathlib
 from typing import TYPE_CHECKING, Any
 
 from rstck.core.verdict import BadInput
-from rstck.execution.rows import _DEFAULTS, Loaded, upgrade
+from rstck.execution.rows import FIELD_DEFAULTS, Loaded, upgrade
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -137,7 +137,7 @@ def _filled(frame: DataFrame) -> DataFrame:
             column = F.col(f"`{name}`").cast(kind)
         else:
             column = F.lit(None).cast(kind)
-        default = _DEFAULTS.get(name, 0 if name == "schema" else "")
+        default = FIELD_DEFAULTS.get(name, 0 if name == "schema" else "")
         if name != "deviation":
             column = F.coalesce(column, F.lit(default).cast(kind))
         columns.append(column.alias(name))
