@@ -22,7 +22,8 @@ from hypothesis import HealthCheck, Phase, settings
 from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_as_test
 
 from rstck.fuzz.budgets import keep_hypothesis_files_in_rstck_directory
-from rstck.fuzz.campaign import plan_shards, run_local
+from rstck.fuzz.campaign import plan_shards
+from rstck.fuzz.local_engine import run_local
 from rstck.fuzz.publisher import PublisherMachine
 from rstck.fuzz.run import run_machine
 from rstck.core.target import load_target

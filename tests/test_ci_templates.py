@@ -10,7 +10,7 @@ import subprocess
 import pytest
 import yaml
 
-from rstck.cli import _parser
+from rstck.cli import build_parser
 
 CI = pathlib.Path(__file__).resolve().parent.parent / "ci"
 HTML, JUNIT, RESULTS, ALLOW = "rstck-report/index.html", "rstck-report/junit.xml", "rstck-results", \
@@ -64,7 +64,7 @@ def test_the_gate_command_is_one_rstck_check_accepts(template):
     assert OPTIONAL_ALLOW in command, "--allow must be passed only when the deviations file exists"
     command = command.replace('"$RSTCK_TARGET"', "mypkg.tck:target").replace(OPTIONAL_ALLOW, f"--allow {ALLOW}")
     try:
-        args = _parser().parse_args(shlex.split(command)[1:])  # after `rstck`
+        args = build_parser().parse_args(shlex.split(command)[1:])  # after `rstck`
     except SystemExit:  # argparse's reason is in the captured stderr
         pytest.fail(f"`rstck` rejects the gate command of {template}: {command}")
     assert (args.target, args.html, args.junit, args.allow, args.results) == \

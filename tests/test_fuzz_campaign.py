@@ -7,6 +7,8 @@ import importlib
 import os
 import pathlib
 import pickle
+import re
+import threading
 import time
 
 import pytest
@@ -14,11 +16,13 @@ import pytest
 import rstck
 
 from rstck import InProcessTarget
-from rstck.fuzz.campaign import Shard, plan_shards, run_local, run_shard, run_shard_on, run_shard_outcome
+from rstck.fuzz.campaign import Shard, plan_shards, run_shard, run_shard_on, run_shard_outcome
+from rstck.fuzz.local_engine import run_local
+from rstck.fuzz.report import result_row
 from rstck.fuzz.run import run_machine
 from rstck.reference.publishers import FailedPublisher
 from rstck.reference.targets import sync_publisher
-from rstck.execution.runner import ROW_FIELDS
+from rstck.execution.findings import ROW_FIELDS
 
 from .zoo import publishers as p
 from .zoo.publisher_mutants import publisher_target
@@ -39,6 +43,24 @@ class CrashingSubscription(p.Subscription):
         super().request(n)
 
 
+class ExcessThenStuck(p.Subscription):
+    """1.1, then a hang: one element more than was asked for, and the call delivering it never returns."""
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.requested = 0
+        self.demand = 1  # the element nobody asked for
+
+    def request(self, n: int) -> None:
+        self.requested += max(n, 0)
+        super().request(n)
+
+    def emit(self, item) -> None:
+        super().emit(item)
+        if self.delivered > self.requested:  # the probe has recorded 1.1: now the call never returns
+            threading.Event().wait()
+
+
 def _broken(n: int):
     raise RuntimeError("this factory is broken on purpose")
 
@@ -46,6 +68,7 @@ def _broken(n: int):
 ignores_zero = publisher_target("ignores_zero", subscription=p.IgnoresNonPositiveRequest, failed=_failed)
 deadlocks = publisher_target("deadlocks", subscription=p.ReentrantRequestDeadlocks, failed=_failed)
 crashes = publisher_target("crashes", subscription=CrashingSubscription, failed=_failed)
+excess_then_stuck = publisher_target("excess then stuck", subscription=ExcessThenStuck, failed=_failed)
 factory_raises = InProcessTarget(create_publisher=_broken, name="factory raises")
 
 
@@ -151,6 +174,19 @@ def test_a_step_that_never_returns_is_charged_to_the_call_it_is_stuck_in():
     assert finding.trace and finding.steps
 
 
+def test_a_hang_never_hides_a_violation_recorded_before_it_as_in_rstck_check():
+    report = run_machine(excess_then_stuck, "publisher", seed=0, examples=100, steps=30, profile="rstck-default",
+                         timeout_s=0.3)
+    assert report.hung
+    [finding] = report.findings
+    assert (finding.kind, finding.rule, finding.shrunk) == ("violation", "1.1", False)
+    assert finding.note.startswith("not shrunk: then: ") and finding.note.endswith(
+        " to return: it had not returned after 0.3 s (decided by a deadline)"), finding.note
+    row = result_row(finding, target_name="excess then stuck", replay="the replay").row()
+    assert (row["verdict"], row["violated"]) == ("fail", "1.1")
+    assert row["message"].startswith("1.1 MUST: ") and "then: " in row["message"]
+
+
 def test_a_factory_that_raises_ends_the_run_with_an_error_not_a_violation():
     report = run_machine(factory_raises, "publisher", seed=0, examples=100, steps=30, profile="rstck-default",
                          timeout_s=1.0)
@@ -171,6 +207,21 @@ def test_a_worker_that_dies_costs_an_error_row_with_its_trace_not_the_campaign()
     assert error.seed in crashed.shard.seeds
     assert {f.rule for f in survived.findings} == {"3.9"}
     assert "run" in progress
+
+
+def test_a_worker_that_holds_the_interpreter_is_stopped_by_the_watchdog_and_names_its_call():
+    # The supervision of the checks' workers: with the interpreter held, the step's own deadline cannot fire; the
+    # supervisor stops the worker once it has been silent for 2 x 0.5 s + 10 s.
+    job = Shard(target="tests.zoo.process_enders:holds_the_interpreter_on_request_zero", role="publisher",
+                first_seed=0, runs=1, examples_per_run=50, steps=30, timeout_s=0.5)
+    started = time.monotonic()
+    [outcome] = run_local([job], jobs=1, recorded=True)
+    assert time.monotonic() - started < 60
+    [error] = outcome.findings
+    assert error.kind == "error"
+    assert re.fullmatch(r"the worker process stopped answering for 11 s and was stopped while fuzzing the "
+                        r"publisher, during sub#\d+\.request\(0\)", error.observed), error.observed
+    assert "(the process died here)" in error.trace
 
 
 def test_the_example_database_is_where_it_is_told_and_replays_saved_failures_first(tmp_path):

@@ -13,7 +13,7 @@ from rstck import InProcessTarget
 from rstck.cli import main
 from rstck.reference.publishers import IterablePublisher
 from rstck.reference.subscribers import SyncSubscriber
-from rstck.execution.runner import ROW_FIELDS
+from rstck.execution.findings import ROW_FIELDS
 
 REFERENCE = "rstck.reference.targets:sync_publisher"
 MUTANT = "tests.zoo.cli_targets:excess_on_next"

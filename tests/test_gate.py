@@ -12,6 +12,8 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from rstck.cli import main
+from rstck.execution.results import ResultsFile
+from rstck.reports.items import item_verdicts
 
 from .zoo import cli_targets  # noqa: F401  (imported once, so inner pytest runs reuse it)
 
@@ -70,6 +72,35 @@ def test_an_allowed_failure_shows_as_allowed_and_passes_the_gate(capsys, tmp_pat
     allowed = [c for c in cases if c.find("properties/property[@value='allowed']") is not None]
     assert allowed and all(c.find("failure") is None for c in allowed)
     assert "allowed by" in allowed[0].findtext("system-out")
+
+
+def test_each_row_is_written_once_as_the_allowlist_judged_it(capsys, tmp_path, monkeypatch):
+    written = []
+    write = ResultsFile.write
+    monkeypatch.setattr(ResultsFile, "write", lambda self, row: (written.append(dict(row)), write(self, row))[1])
+    code, _, _ = run(capsys, "check", FAILS_1_1, "--rules", "1.1", "--allow", allowlist(tmp_path, entry()),
+                     "--results", str(tmp_path / "rows"))
+    assert code == 0
+    [path] = (tmp_path / "rows").glob("*.jsonl")
+    assert [json.loads(line) for line in path.read_text().splitlines()] == written
+    assert len({(row["rule"], row["check"]) for row in written}) == len(written)  # no check written twice
+    assert {row["verdict"] for row in written} == {"allowed"}  # as judged, from the first write on
+
+
+def test_the_item_verdicts_are_computed_once_for_table_summary_and_report(capsys, tmp_path, monkeypatch):
+    calls = []
+
+    def counted(*args, **kwargs):
+        calls.append(args)
+        return item_verdicts(*args, **kwargs)
+
+    monkeypatch.setattr("rstck.cli.check.item_verdicts", counted)
+    monkeypatch.setattr("rstck.reports.html.item_verdicts", counted)
+    code, out, _ = run(capsys, "check", FAILS_1_1, "--rules", "1.1", "--html", str(tmp_path / "report.html"))
+    assert code == 1 and table_verdict(out, "1.1") == "fail"
+    assert len(calls) == 1
+    page = (tmp_path / "report.html").read_text()
+    assert re.search(r'<tr class="item" data-item="1\.1".*?data-verdict="fail"', page, re.S)
 
 
 def test_rule_and_target_may_be_globs(capsys, tmp_path):

@@ -10,8 +10,8 @@ import re
 import subprocess
 import sys
 
-from rstck.execution.plan import plan
-from rstck.execution.supervise import CheckWorker, _planned_info
+from rstck.execution.plan import plan, planned_info
+from rstck.execution.supervise import CheckWorker
 from rstck.core.target import load_target
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
@@ -141,7 +141,7 @@ def test_a_worker_that_died_before_its_check_began_is_replaced_and_the_check_ask
 
     worker = CheckWorker(resolve)
     try:
-        row, _known_hangs = worker.run(0, _planned_info(planned), 5.0)
+        row, _known_hangs = worker.run(0, planned_info(planned), 5.0)
     finally:
         worker.close()
     assert flag.exists()

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import os
 import pathlib
 import re
@@ -20,6 +19,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any, Callable
 
+from rstck.cli.exits import EXIT_BAD_INPUT
 from rstck.execution.options import count, seconds
 from rstck.core.settle import DEFAULT_DEADLINE_S
 from rstck.core.target import Target, load_target
@@ -30,7 +30,7 @@ from rstck.fuzz.budgets import (DEFAULT_DATABASE, PROFILE_ENV, PROFILES, ROLES, 
 if TYPE_CHECKING:
     from rstck.fuzz.campaign import Shard, ShardOutcome
 
-EXIT_CLEAN, EXIT_VIOLATED, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_CLEAN, EXIT_VIOLATED = 0, 1
 MAX_EXAMPLES, MAX_STEPS, MAX_JOBS, MAX_SHARDS = 10**9, 10_000, 256, 100_000
 MAX_DURATION_S = 7 * 24 * 3600.0
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h)?\s*$")
@@ -100,7 +100,8 @@ class _Options:
 
 def run_fuzz(args: argparse.Namespace) -> int:
     keep_hypothesis_files_in_rstck_directory()  # before anything touches Hypothesis' storage
-    from rstck.fuzz.campaign import plan_shards, run_local  # Hypothesis is imported from here on
+    from rstck.fuzz.campaign import plan_shards  # Hypothesis is imported from here on
+    from rstck.fuzz.local_engine import run_local
 
     options = _options(args)
     if args.replay:
@@ -207,22 +208,24 @@ def _conclude(outcomes: list[ShardOutcome], options: _Options, shard: Shard, ela
               save: Callable[[list[dict[str, Any]]], None] | None = None) -> int:
     """Print each finding (merged across shards) with its replay command, save the rows (`save`, else JSON
     Lines into --results), then the campaign's numbers; the exit code."""
+    from rstck.execution.results import write_results
     from rstck.fuzz.campaign import replay_command
-    from rstck.fuzz.report import describe, merge, result_row
+    from rstck.fuzz.report import merge, result_row
 
     findings = [f for outcome in outcomes for f in outcome.findings]
     merged = merge(findings)
     rows = []
     for finding, runs in merged:
         replay = replay_command(dataclasses.replace(shard, role=finding.role), finding)
+        row = result_row(finding, target_name=options.target.name, replay=replay).row()
         kind = f"violation: {finding.rule}" if finding.kind == "violation" else "error"
         found_by = f"found by {runs} run{'s' * (runs != 1)}"
-        print(f"\n--- {kind} ({finding.role}; {found_by})\n{describe(finding, replay)}")
-        rows.append(result_row(finding, target_name=options.target.name, replay=replay).row())
+        print(f"\n--- {kind} ({finding.role}; {found_by})\n{row['message']}")
+        rows.append(row)
     if save is not None:
         save(rows)
     elif options.results:
-        _write_rows(pathlib.Path(options.results), options.target.name, rows)
+        write_results(options.results, "fuzz", options.target.name, rows)
     for outcome in outcomes:
         if outcome.note and outcome.note != "did not reproduce":
             print(f"note: {outcome.shard.role} shard from seed {outcome.shard.first_seed}: {outcome.note}",
@@ -247,17 +250,6 @@ def _conclude(outcomes: list[ShardOutcome], options: _Options, shard: Shard, ela
     print(f"\nrstck fuzz: {examples:,} examples ({examples - shrinking:,} generating, {shrinking:,} shrinking; "
           f"{steps:,} steps) in {elapsed:.1f} s, {rate:,.0f} steps/s — {status}")
     return EXIT_VIOLATED if violated else EXIT_BAD_INPUT if errors else EXIT_CLEAN
-
-
-def _write_rows(directory: pathlib.Path, target_name: str, rows: list[dict[str, Any]]) -> None:
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        path = directory / f"fuzz-{re.sub(r'[^A-Za-z0-9_.-]+', '_', target_name)}.jsonl"
-        with path.open("w", encoding="utf-8") as out:
-            for row in rows:
-                out.write(json.dumps(row, ensure_ascii=False) + "\n")
-    except OSError as exc:
-        raise BadInput(f"--results {directory}: cannot write ({exc.strerror})") from exc
 
 
 class _ProgressLine:

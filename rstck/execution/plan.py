@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from rstck.core.catalog import DEFAULT_PROFILE, Item, load_catalog
 from rstck.core.checks import UNTESTED, Check, all_checks
@@ -19,6 +20,15 @@ class Planned:
     @property
     def id(self) -> str:
         return f"{self.view.replace(' ', '_')}/{self.check.id}" if self.view else self.check.id
+
+
+def planned_info(planned: Planned) -> dict[str, Any]:
+    """A planned check as plain data, for the supervisor that never loads the target: what its progress line and,
+    should its worker die in it, its error row say."""
+    item = load_catalog()[planned.check.rule]
+    return {"rule": planned.check.rule, "check": planned.check.name, "role": planned.check.role,
+            "level": item.level, "spec": item.spec, "view": planned.view, "target": planned.target.name,
+            "implementation": getattr(planned.target, "base", planned.target).name}
 
 
 def all_subjects() -> tuple[str, ...]:

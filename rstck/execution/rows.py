@@ -1,6 +1,6 @@
 """Result rows as files hold them: the schema, reading rows of any earlier version, and the merge.
 
-Schema 1 (this version) is `runner.Result.row()`: every field of schema 0 (rows written before
+Schema 1 (this version) is `findings.Result.row()`: every field of schema 0 (rows written before
 rows carried a version: target, spec, rule, level, check, role, verdict, violated, duration_s,
 message, trace, settled_by, timed_out, node_id, seed, reason) plus schema, implementation,
 section, text, description, replay, loaded_as, deviation and recorded_at. A reader fills what an older row
@@ -21,9 +21,9 @@ from rstck.core.verdict import BadInput
 
 SCHEMA_VERSION = 1
 
-# What a row must have to be one; everything else has a default.
+# What a row must have to be one; every other field has a default (what `upgrade` fills in).
 _REQUIRED = ("target", "rule", "verdict")
-_DEFAULTS: dict[str, Any] = {
+FIELD_DEFAULTS: dict[str, Any] = {
     "spec": "", "level": "", "check": "", "role": "", "violated": "", "duration_s": 0.0, "message": "",
     "trace": "", "settled_by": "", "timed_out": False, "node_id": "", "seed": "", "reason": "",
     "implementation": "", "section": "", "text": "", "description": "", "replay": "", "loaded_as": "", "deviation": None,
@@ -47,7 +47,7 @@ class Loaded:
 
 def upgrade(raw: dict[str, Any]) -> dict[str, Any]:
     """A row of any schema as a row of this one (unknown fields kept)."""
-    row = {**_DEFAULTS, **raw}
+    row = {**FIELD_DEFAULTS, **raw}
     row["schema"] = raw.get("schema", 0)
     if not row["implementation"]:
         row["implementation"] = _VIEW_SUFFIX.sub("", str(row["target"]))

@@ -1,4 +1,4 @@
-"""Runs one check against one target and turns what happened into a Result.
+"""Runs one check against one target and judges what happened (the row: rstck/execution/findings.py).
 
 Each check runs on its own thread, so that a publisher that deadlocks the caller
 fails its check by deadline instead of hanging the run.
@@ -6,26 +6,24 @@ fails its check by deadline instead of hanging the run.
 
 from __future__ import annotations
 
-import dataclasses
 import gc
 import os
 import textwrap
 import threading
 import time
 import traceback
-from typing import Any
 
-from rstck.core.checks import Check
-from rstck.execution.rows import SCHEMA_VERSION, recorded_now
-from rstck.core.catalog import load_catalog
 from rstck.core.capture import reports_into
-from rstck.core.calls import Outstanding, RetryCallMode
+from rstck.core.catalog import load_catalog
+from rstck.core.checks import Check
+from rstck.core.calls import RetryCallMode
 from rstck.core.session import Session
 from rstck.core.settle import DEFAULT_DEADLINE_S, SettleTimeout, hang_grace
 from rstck.core.signals import show
 from rstck.core.target import Target
 from rstck.core.kit_threads import mark_kit_thread
 from rstck.core.verdict import LEVEL_VERDICTS, BadInput, NotApplicable, RuleViolation, TargetError, Unsupported, Verdict
+from rstck.execution.findings import Hang, Result, attach_trace, charge, charge_error, judge_hang
 
 _KIT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the rstck package
 
@@ -35,53 +33,6 @@ WAIT_TICK_S = 0.05
 # What each element of the stress mode's streams adds to a check's deadline.
 STREAM_ELEMENT_ALLOWANCE_S = 10e-6
 KNOWN_HANG_S = 0.25  # as long as request and cancel may take anyway (3.4, 3.5), unless the target allows more
-
-@dataclasses.dataclass
-class Result:
-    """One result row: the JSON Lines record every check produces (its schema: rstck/execution/rows.py)."""
-
-    target: str
-    spec: str
-    rule: str
-    level: str
-    check: str
-    role: str
-    verdict: Verdict
-    violated: str = ""  # the item actually violated, when it differs from `rule`
-    duration_s: float = 0.0
-    message: str = ""
-    trace: str = ""
-    settled_by: str = "idle"
-    timed_out: bool = False
-    node_id: str = ""
-    seed: str = ""
-    replay: str = ""  # the command that replays a fuzz finding
-    implementation: str = ""  # the target the user named (a processor's views share it); `target` when empty
-    loaded_as: str = ""  # MODULE:ATTR of the target, when it was loaded by that name
-    description: str = ""  # what the check does: the first paragraph of its docstring
-    deviation: dict[str, str] | None = None  # the allowlist entry that made a failure `allowed`
-    # Items other than `violated` this check decided too, each {rule, verdict, reason}: another sentence the
-    # same behaviour broke, or the check's own item when another's finding did not keep it from deciding.
-    also_charged: list[dict[str, str]] = dataclasses.field(default_factory=list)
-    recorded_at: str = dataclasses.field(default_factory=recorded_now)
-
-    reason: str = ""  # one line, for tables
-    # Threads an abandoned check left busy (not part of the row): the CLI starts a fresh worker process.
-    leftovers: list[str] = dataclasses.field(default_factory=list, repr=False, compare=False)
-
-    def row(self) -> dict[str, Any]:
-        row = {"schema": SCHEMA_VERSION, **dataclasses.asdict(self)}
-        row.pop("leftovers")
-        row["verdict"] = self.verdict.value
-        row["implementation"] = self.implementation or self.target
-        # The sentence travels with the row: a report of a later version reads it without this catalogue.
-        item = load_catalog()[self.rule] if self.rule in load_catalog() else None
-        row["section"], row["text"] = (item.section, item.text) if item else ("", "")
-        return row
-
-
-# The fields of a result row (JSON Lines).
-ROW_FIELDS = ("schema", *(f.name for f in dataclasses.fields(Result) if f.name != "leftovers"), "section", "text")
 
 
 def missing_capability(check: Check, target: Target) -> str | None:
@@ -124,19 +75,8 @@ def run_check(check: Check, target: Target, *, timeout_s: float = DEFAULT_DEADLI
         session.lifecycle.seal()
     result.leftovers = session.lifecycle.leftovers()
     result.settled_by = ",".join(session.settled_by) or "idle"
-    result.trace = session.trace.render()
-    if result.verdict not in (Verdict.PASS,) and result.trace:
-        result.message = f"{result.message}\n  trace:\n{textwrap.indent(result.trace, '  ')}"
+    attach_trace(result, session.trace.render())
     return result
-
-
-@dataclasses.dataclass
-class Hang:
-    """Why the runner stopped waiting for a check: the call it was stuck in (None: the check's own code)."""
-
-    stuck: Outstanding | None
-    waited_s: float
-    known_from: str = ""  # the check in which the same call hung first, when it was recognised by that
 
 
 def _run_on_worker(check: Check, target: Target, timeout_s: float) -> tuple[Session, list[BaseException],
@@ -193,8 +133,8 @@ def _wait(worker: threading.Thread, session: Session, target: Target, check: Che
 def _judge(result: Result, session: Session, exc: BaseException | None) -> None:
     if session.findings.kit_faults:
         fault = session.findings.kit_faults[0]
-        result.verdict, result.reason = Verdict.ERROR, f"the kit broke rule {fault.rule} itself: {fault.observed}"
-        result.message = f"error: {result.reason} (a defect of rstck, not of the target)"
+        reason = f"the kit broke rule {fault.rule} itself: {fault.observed}"
+        charge_error(result, reason, f"error: {reason} (a defect of rstck, not of the target)")
         return
     if exc is None and session.findings.kit_errors:
         exc = session.findings.kit_errors[0]
@@ -205,10 +145,10 @@ def _judge(result: Result, session: Session, exc: BaseException | None) -> None:
     if exc is None:
         return
     if isinstance(exc, RuleViolation):
-        _violation(result, exc)
+        charge(result, exc)
     elif isinstance(exc, SettleTimeout):
         result.timed_out = True
-        _violation(result, RuleViolation(result.rule, "the target to settle (no pending work) within the deadline",
+        charge(result, RuleViolation(result.rule, "the target to settle (no pending work) within the deadline",
                                          str(exc), timed_out=True))
     elif isinstance(exc, Unsupported):
         result.verdict, result.reason = Verdict.UNSUPPORTED, str(exc)
@@ -217,19 +157,16 @@ def _judge(result: Result, session: Session, exc: BaseException | None) -> None:
         result.verdict, result.reason = Verdict.NOT_APPLICABLE, str(exc)
         result.message = f"n/a: {exc}"
     elif isinstance(exc, (TargetError, BadInput)):
-        result.verdict, result.reason = Verdict.ERROR, str(exc).splitlines()[0]
-        result.message = f"error: {exc}"
+        charge_error(result, str(exc).splitlines()[0], f"error: {exc}")
     else:
-        result.verdict = Verdict.ERROR
         frames = traceback.extract_tb(exc.__traceback__)
         if frames and not frames[-1].filename.startswith(_KIT):
             where = f"{frames[-1].filename}:{frames[-1].lineno} ({frames[-1].name})"
-            result.reason = f"the target's own code raised {show(exc)} at {where} while the check examined it"
-            result.message = f"error: {result.reason}"
+            charge_error(result, f"the target's own code raised {show(exc)} at {where} while the check examined it")
             return
         tb = "".join(traceback.format_exception(exc)).rstrip()
-        result.reason = f"the kit broke: {show(exc)}"
-        result.message = f"error: {result.reason}\n{textwrap.indent(tb, '    ')}"
+        reason = f"the kit broke: {show(exc)}"
+        charge_error(result, reason, f"error: {reason}\n{textwrap.indent(tb, '    ')}")
 
 
 def _charge_every_finding(result: Result, session: Session, exc: BaseException | None) -> RuleViolation:
@@ -265,43 +202,14 @@ def _reason(violation: RuleViolation) -> str:
 def _judge_hang(result: Result, session: Session, hang: Hang) -> None:
     """The check thread never came back: charge the call it is stuck in, unless something it saw before
     weighs more (a hang never hides a violation recorded before it)."""
-    stuck = hang.stuck
-    how_long = f"it had not returned after {hang.waited_s:.1f} s"
-    if hang.known_from:
-        how_long += f", and it never returned in {hang.known_from}"
-    if stuck is not None and not stuck.rule:  # a factory: the target is broken, not a rule
-        result.timed_out = True
-        result.verdict, result.reason = Verdict.ERROR, f"{stuck.text} never returned: the target's factory hangs"
-        result.message = f"error: {result.reason} ({how_long}; decided by a deadline)"
+    found = judge_hang(hang, session.findings.violations, rule=result.rule)
+    if found.then:
+        charge(result, found.charged)
+        result.message += f"\n  {found.then}"
         return
-    if stuck is not None:
-        hang_violation = RuleViolation(stuck.rule, f"{stuck.text} to return", how_long, timed_out=True)
-    else:
-        hang_violation = RuleViolation(result.rule, "the check to finish", how_long.replace("it had not returned",
-                                                                                            "it was still running"),
-                                       timed_out=True)
-    if session.findings.violations:
-        earlier = load_catalog().most_severe(session.findings.violations + [hang_violation])
-        if earlier is not hang_violation:
-            _violation(result, earlier)
-            result.message += f"\n  then: {hang_violation.expected}: {hang_violation.observed} (decided by a deadline)"
-            return
     result.timed_out = True
-    _violation(result, hang_violation)
-
-
-def _violation(result: Result, violation: RuleViolation) -> None:
-    item = load_catalog()[violation.rule]
-    result.verdict = LEVEL_VERDICTS[item.level]
-    result.timed_out = result.timed_out or violation.timed_out
-    result.violated = violation.rule
-    header = f"{item.id} {item.level}: {item.text}"
-    if violation.rule != result.rule:
-        header = f"(while checking {result.rule} {result.check}) {header}"
-    bound = " (decided by a deadline)" if result.timed_out else ""
-    result.reason = f"{violation.rule}: expected {violation.expected}; observed {violation.observed}{bound}"
-    result.message = (f"{header}\n  expected: {violation.expected}\n"
-                      f"  observed: {violation.observed}{bound}")
-    for other in result.also_charged:
-        if other["verdict"] != Verdict.PASS.value:
-            result.message += f"\n  also {other['verdict']}: {other['reason']}"
+    if found.charged.rule:
+        charge(result, found.charged)
+        return
+    reason = f"{hang.stuck.text} never returned: the target's factory hangs"
+    charge_error(result, reason, f"error: {reason} ({hang.how_long}; decided by a deadline)")

@@ -1,37 +1,27 @@
-"""Campaigns: a fuzzing budget cut into shards, and the local engine that runs them in processes.
+"""Campaigns: a fuzzing budget cut into shards, and running one shard.
 
 A `Shard` is plain, picklable data: target spec, role, a range of seeds, a budget. Any engine
-that can call a function on a worker can run one with `run_shard(shard) -> rows`; the Spark
-engine (spark_engine.py) `mapPartitions` over shards. Each seed is one Hypothesis run of up to
-`examples_per_run` examples; a campaign's seeds are consecutive from its base seed, so
-`--seed` replays a whole campaign and a printed seed replays one run.
+that can call a function on a worker can run one with `run_shard(shard) -> rows`; the local
+engine (local_engine.py) runs shards in supervised worker processes, the Spark engine
+(spark_engine.py) as Spark tasks. Each seed is one Hypothesis run of up to `examples_per_run`
+examples; a campaign's seeds are consecutive from its base seed, so `--seed` replays a whole
+campaign and a printed seed replays one run.
 """
 
 from __future__ import annotations
 
-import concurrent.futures
 import dataclasses
-import functools
-import json
 import math
-import multiprocessing
-import os
-import pathlib
-import queue as queue_module
-import threading
-import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from rstck.core.settle import DEFAULT_DEADLINE_S
 from rstck.core.target import Target, load_target
-from rstck.core.kit_threads import is_kit_thread
-from rstck.core.process_end import flush_std_streams, left_behind
 from rstck.core.verdict import BadInput
 from rstck.fuzz.budgets import DEFAULT_SHRINK_TIME_S, PROFILES
 from rstck.fuzz.profiles import example_database
-from rstck.fuzz.recorder import FlightRecorder, read_recording
+from rstck.fuzz.recorder import FlightRecorder
 from rstck.fuzz.report import merge, result_row
 from rstck.fuzz.run import Finding, run_machine
 
@@ -71,6 +61,17 @@ class ShardOutcome:
     duration_s: float = 0.0
     note: str = ""  # why the shard stopped before its seeds ran out
     left_behind: list[str] = dataclasses.field(default_factory=list)  # threads the target left running
+
+    def as_data(self) -> dict[str, Any]:
+        """Everything but the shard, as JSON-able data (the Spark engine's tasks send it to the driver)."""
+        data = dataclasses.asdict(self)
+        data.pop("shard")
+        return data
+
+    @classmethod
+    def from_data(cls, shard: Shard, data: dict[str, Any]) -> ShardOutcome:
+        findings = [Finding(**f) for f in data["findings"]]
+        return cls(shard, findings, **{key: value for key, value in data.items() if key != "findings"})
 
 
 def replay_command(shard: Shard, finding: Finding) -> str:
@@ -139,7 +140,7 @@ def run_shard_outcome(shard: Shard, progress: Progress | None = None,
     try:
         target = load_target(shard.target)
     except BadInput as exc:
-        return ShardOutcome(shard, [_error(shard, str(exc))])
+        return ShardOutcome(shard, [shard_error(shard, str(exc))])
     return run_shard_on(target, shard, progress=progress, recorder=recorder)
 
 
@@ -151,7 +152,7 @@ def run_shard_on(target: Target, shard: Shard, *, progress: Progress | None = No
     try:
         target.prepare()  # before the first step's watchdog runs
     except BadInput as exc:
-        outcome.findings.append(_error(shard, str(exc)))
+        outcome.findings.append(shard_error(shard, str(exc)))
         return outcome
     until = None if shard.time_s is None else started + shard.time_s
     left = shard.examples  # shrinking draws on the same budget as generating
@@ -196,167 +197,7 @@ def _target_name(shard: Shard) -> str:
         return shard.target
 
 
-def _error(shard: Shard, text: str, trace: str = "", seed: int | None = None) -> Finding:
+def shard_error(shard: Shard, text: str, trace: str = "", seed: int | None = None) -> Finding:
+    """The shard could not run (on): an error finding, no item's."""
     return Finding(role=shard.role, kind="error", rule="", expected="the shard to run", observed=text,
                    trace=trace, seed=shard.first_seed if seed is None else seed, shrunk=False)
-
-
-# -- the local engine -----------------------------------------------------------------------------
-
-_progress_queue: Any = None
-
-
-def _start_worker(progress_queue: Any) -> None:
-    global _progress_queue
-    _progress_queue = progress_queue
-    _end_worker_despite_stuck_threads()
-
-
-def _end_worker_despite_stuck_threads() -> None:
-    """A worker process joins its non-daemon threads before it ends; threads the target left stuck
-    would keep it, and the campaign waiting for it, alive forever. Its results are sent by then:
-    it ends at once instead. (threading's own exit hooks run before that join; concurrent.futures
-    registers its pools' shutdown the same way.)"""
-    def end_if_stuck() -> None:
-        stuck = [t for t in threading.enumerate()
-                 if t.is_alive() and not t.daemon and t is not threading.main_thread()]
-        if stuck:
-            flush_std_streams()
-            os._exit(0)
-
-    threading._register_atexit(end_if_stuck)  # type: ignore[attr-defined]
-
-
-def _pooled(shard: Shard) -> ShardOutcome:
-    def report(kind: str, value: Any) -> None:
-        _progress_queue.put((shard.index, kind, value))
-
-    return _with_threads_left_behind(lambda: run_shard_outcome(shard, report))
-
-
-def _with_threads_left_behind(run: Callable[[], ShardOutcome]) -> ShardOutcome:
-    """Run a shard; name the threads it left running that would keep the worker process alive."""
-    before = set(threading.enumerate())
-    outcome = run()
-    started = [t for t in threading.enumerate()
-               if t not in before and t.is_alive() and not t.daemon and not is_kit_thread(t)]  # the kit's are no finding
-    outcome.left_behind = sorted({t.name for t in [*started, *left_behind()]})
-    return outcome
-
-
-def run_local(shards: list[Shard], *, jobs: int, on_progress: Progress | None = None) -> list[ShardOutcome]:
-    """Run shards on `jobs` worker processes. A worker that dies (a crash in the target) costs
-    only its shards: each is re-run alone with the flight recorder, and a second death becomes
-    an error row with the trace up to the step that killed it."""
-    context = multiprocessing.get_context("spawn")  # no fork of a process with threads
-    progress_queue = context.Queue()
-    outcomes: dict[int, ShardOutcome] = {}
-    waiting = list(shards)
-    while waiting:
-        crashed, waiting = _run_pool(waiting, jobs, context, progress_queue, outcomes, on_progress)
-        for shard in crashed:
-            outcome = outcomes[shard.index] = _run_isolated(shard, context)
-            if on_progress is not None:
-                on_progress("progress", (outcome.examples, outcome.steps))
-                on_progress("run", outcome.runs)
-                on_progress("found", [f.key for f in outcome.findings])
-    _drain(progress_queue, on_progress)
-    return [outcomes[s.index] for s in shards]
-
-
-def _run_pool(shards: list[Shard], jobs: int, context: Any, progress_queue: Any, outcomes: dict[int, ShardOutcome],
-              on_progress: Progress | None) -> tuple[list[Shard], list[Shard]]:
-    """Run shards, at most `jobs` at a time. If the pool breaks: the shards that were running, and
-    those not started yet."""
-    pending = iter(shards)
-    running: dict[concurrent.futures.Future, Shard] = {}
-    crashed: list[Shard] = []
-    with concurrent.futures.ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_start_worker,
-                                                initargs=(progress_queue,)) as pool:
-        _submit(pool, pending, running, jobs)
-        while running:
-            done, _ = concurrent.futures.wait(running, timeout=0.2, return_when=concurrent.futures.FIRST_COMPLETED)
-            _drain(progress_queue, on_progress)
-            for future in done:
-                shard = running.pop(future)
-                try:
-                    outcomes[shard.index] = future.result()
-                except concurrent.futures.process.BrokenProcessPool:
-                    crashed.append(shard)
-                except Exception as exc:  # the kit broke on the worker
-                    outcomes[shard.index] = ShardOutcome(shard, [_error(shard, f"the worker raised {exc!r}")])
-            if crashed:
-                return crashed + list(running.values()), list(pending)
-            _submit(pool, pending, running, jobs)
-    return [], []
-
-
-def _submit(pool: Any, pending: Iterator[Shard], running: dict, jobs: int) -> None:
-    while len(running) < jobs:
-        shard = next(pending, None)
-        if shard is None:
-            return
-        running[pool.submit(_pooled, shard)] = shard
-
-
-def _drain(progress_queue: Any, on_progress: Progress | None) -> None:
-    while True:
-        try:
-            _index, kind, value = progress_queue.get_nowait()
-        except queue_module.Empty:
-            return
-        if on_progress is not None:
-            on_progress(kind, value)
-
-
-def _isolated(run: Callable[[FlightRecorder], ShardOutcome], recording: str, result_file: str) -> None:
-    _end_worker_despite_stuck_threads()
-    recorder = FlightRecorder(recording)
-    outcome = _with_threads_left_behind(lambda: run(recorder))
-    recorder.close()
-    pathlib.Path(result_file).write_text(json.dumps(_outcome_data(outcome)), encoding="utf-8")
-
-
-def _run_loaded(shard: Shard, recorder: FlightRecorder) -> ShardOutcome:
-    return run_shard_outcome(shard, recorder=recorder)
-
-
-def run_shard_isolated_on(target: Target, shard: Shard, *, blob: str | None = None) -> ShardOutcome:
-    """`run_shard_on` in a process forked for it, with the flight recorder on: a target that ends the process (or
-    crashes it) costs an error finding that names the call it died in, not the process that asked (pytest). Fork
-    only: the child uses the target object as it is, which may have no name to load it by (a Verification class)."""
-    return _run_isolated(shard, multiprocessing.get_context("fork"),
-                         run=lambda recorder: run_shard_on(target, shard, recorder=recorder, blob=blob), retried=False)
-
-
-def _run_isolated(shard: Shard, context: Any, *, run: Callable[[FlightRecorder], ShardOutcome] | None = None,
-                  retried: bool = True) -> ShardOutcome:
-    """Run a shard alone in a fresh process with the flight recorder on (by default: again, after its pooled worker
-    died)."""
-    with tempfile.TemporaryDirectory(prefix="rstck-fuzz-") as scratch:
-        recording, result_file = os.path.join(scratch, "trace.txt"), os.path.join(scratch, "outcome.json")
-        run = run or functools.partial(_run_loaded, shard)  # a spawned process gets it pickled
-        process = context.Process(target=_isolated, args=(run, recording, result_file), daemon=True)
-        process.start()
-        process.join()
-        if process.exitcode == 0 and os.path.exists(result_file):
-            outcome = _outcome_from(shard, json.loads(pathlib.Path(result_file).read_text(encoding="utf-8")))
-            if retried:
-                outcome.note = outcome.note or "re-run alone after its worker process died; it did not die again"
-            return outcome
-        trace, seed = read_recording(recording)
-        died = f"the worker process died (exit code {process.exitcode}) while fuzzing the {shard.role}"
-        return ShardOutcome(shard, [_error(shard, died, seed=seed,
-                                           trace=f"{trace}\n       (the process died here)" if trace else "")],
-                            note="worker process died")
-
-
-def _outcome_data(outcome: ShardOutcome) -> dict[str, Any]:
-    data = dataclasses.asdict(outcome)
-    data.pop("shard")
-    return data
-
-
-def _outcome_from(shard: Shard, data: dict[str, Any]) -> ShardOutcome:
-    findings = [Finding(**f) for f in data.pop("findings")]
-    return ShardOutcome(shard, findings, **data)

@@ -8,14 +8,14 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from rstck.execution.runner import Result
 from rstck.core.target import Target
+from rstck.execution.findings import Result
 from rstck.fuzz.budgets import ROLES
-from rstck.fuzz.campaign import Shard, replay_command, run_shard_on
+from rstck.fuzz.campaign import Progress, Shard, replay_command, run_shard_on
 from rstck.fuzz.report import merge, result_row
 
 # The bounds that keep a conformant target's run to a few seconds (the default number of examples is the
-# command's: rstck.cli.DEFAULT_FUZZ_EXAMPLES).
+# command's: rstck.cli.check.DEFAULT_FUZZ_EXAMPLES).
 EXAMPLES_PER_RUN = 50
 STEPS = 20
 TIME_PER_ROLE_S = 5.0
@@ -31,9 +31,10 @@ class PhaseSummary:
     findings: int
 
 
-def run_phase(target: Target, target_spec: str, *, examples: int, timeout_s: float) -> tuple[list[Result],
-                                                                                          list[PhaseSummary]]:
-    """Fuzz every role `target` offers from seed 0; the findings as result rows, and what ran."""
+def run_phase(target: Target, target_spec: str, *, examples: int, timeout_s: float,
+              progress: Progress | None = None) -> tuple[list[Result], list[PhaseSummary]]:
+    """Fuzz every role `target` offers from seed 0; the findings as result rows, and what ran. `progress` hears
+    from the runs as they go (the supervised worker's heartbeat)."""
     rows: list[Result] = []
     summaries: list[PhaseSummary] = []
     per_run = min(EXAMPLES_PER_RUN, examples)
@@ -41,7 +42,7 @@ def run_phase(target: Target, target_spec: str, *, examples: int, timeout_s: flo
         shard = Shard(target=target_spec, role=role, first_seed=0, runs=math.ceil(examples / per_run),
                       examples_per_run=per_run, examples=examples, steps=STEPS, profile="rstck-ci",
                       timeout_s=timeout_s, time_s=TIME_PER_ROLE_S, shrink_time_s=SHRINK_TIME_S)
-        outcome = run_shard_on(target, shard)
+        outcome = run_shard_on(target, shard, progress=progress)
         merged = merge(outcome.findings)
         for finding, _count in merged:
             rows.append(result_row(finding, target_name=target.name, replay=replay_command(shard, finding),

@@ -2,8 +2,9 @@
 
 The run executes on its own thread; the calling thread watches the step clock. A step
 that has not returned `timeout_s` (plus a grace) after it began is a hang: the run is
-abandoned (its thread stays blocked, a daemon) and the call it is stuck in is charged,
-as `rstck check` does. Hypothesis' verdict is turned into findings: each distinct rule
+abandoned (its thread stays blocked, a daemon) and judged as `rstck check` judges a hang
+(rstck/execution/findings.py): the call it is stuck in is charged, unless a violation
+recorded before it weighs more. Hypothesis' verdict is turned into findings: each distinct rule
 violated, shrunk, with its trace and the blob that replays it.
 """
 
@@ -28,6 +29,7 @@ from rstck.core.capture import reports_into
 from rstck.core.target import Target
 from rstck.core.kit_threads import mark_kit_thread
 from rstck.core.verdict import BadInput
+from rstck.execution.findings import Hang, judge_hang
 from rstck.fuzz.budgets import DEFAULT_SHRINK_TIME_S
 from rstck.fuzz.constants import without_local_constants
 from rstck.fuzz.machine import AbortRun, BudgetSpent, FuzzMachine, FuzzViolation, RunContext
@@ -341,17 +343,16 @@ def _render(session: Any) -> str:
 
 
 def _hang(context: RunContext, role: str, seed: int, timeout_s: float) -> Finding:
-    """The step never returned: charge the call it is stuck in, as the rule runner does."""
+    """The step never returned: judged as the rule runner judges a check that never returned (the call it is
+    stuck in is charged, unless a violation the example recorded before it weighs more)."""
     session = context.session
     stuck = session.calls.outstanding[-1] if session is not None and session.calls.outstanding else None
     if session is not None:
         session.lifecycle.abandon()  # what the stuck step left behind is counted from now on, not recorded
         session.target.session_abandoned(session)
-    if stuck:
-        rule = stuck.rule  # "" for a factory: an error, not a violation
-        expected, observed = f"{stuck.text} to return", f"it had not returned after {timeout_s:g} s"
-    else:
-        rule, expected, observed = "", "the step to finish", f"a step was still running after {timeout_s:g} s"
-    return Finding(role=role, kind="violation" if rule else "error", rule=rule, expected=expected,
-                   observed=observed, trace=_render(session), seed=seed, steps=context.step_texts(),
-                   timed_out=True, shrunk=False, note="not shrunk: decided by a deadline")
+    found = judge_hang(Hang(stuck, timeout_s), session.findings.violations if session is not None else [], running="the step")
+    charged = found.charged  # without a rule: a factory that never returned, the target's error
+    return Finding(role=role, kind="violation" if charged.rule else "error", rule=charged.rule,
+                   expected=charged.expected, observed=charged.observed, trace=_render(session), seed=seed,
+                   steps=context.step_texts(), timed_out=charged.timed_out, shrunk=False,
+                   note=f"not shrunk: {found.then}" if found.then else "not shrunk: decided by a deadline")

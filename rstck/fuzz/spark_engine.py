@@ -4,12 +4,13 @@ its summary is computed with Spark SQL.
     rstck fuzz mypkg.tck:target --engine spark [--spark-master spark://host:7077] --shards 64 --results DIR
 
 Shards are the campaign model's (campaign.py): plain data, one per Spark task (`mapPartitions` over
-their descriptions). A task runs its shard in a process forked from the Python worker, so a target that
-crashes or leaves threads stuck costs that shard only: the shard is then re-run alone with the flight
-recorder, as the local engine does, and a second death is an error row with the trace up to the step
-that killed it. The findings come back to the driver, which prints them exactly as the local engine
-does (the same replay commands, which replay locally), writes the rows as Parquet (and JSON Lines on
-request), and prints the Spark SQL summary: violations per rule and target, examples, steps per second.
+their descriptions). A task runs its shard in a supervised worker process forked from the Python worker,
+as the local engine runs its shards (local_engine.py), so a target that crashes or leaves threads stuck
+costs that shard only: the shard is then re-run with the flight recorder, and a second death is an error
+row with the trace up to the step that killed it. The findings come back to the driver, which prints them
+exactly as the local engine does (the same replay commands, which replay locally), writes the rows as
+Parquet (and JSON Lines on request), and prints the Spark SQL summary: violations per rule and target,
+examples, steps per second.
 
 The target must be importable on every executor (installed there, or under the driver's working
 directory on a local master). A Spark target itself cannot be fuzzed on this engine: a task cannot
@@ -20,16 +21,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import multiprocessing
 import os
-import re
 import sys
 import threading
 import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from rstck.fuzz.campaign import Shard, ShardOutcome, _outcome_data, _outcome_from
+from rstck.fuzz.campaign import Shard, ShardOutcome
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -64,7 +63,7 @@ def run_campaign(shards: list[Shard], *, master: str | None, time_s: float | Non
     for line in results:
         data = json.loads(line)
         shard = by_index[data.pop("index")]
-        outcomes[shard.index] = _outcome_from(shard, data)
+        outcomes[shard.index] = ShardOutcome.from_data(shard, data)
     return [outcomes[s.index] for s in shards], elapsed
 
 
@@ -73,6 +72,7 @@ def run_campaign(shards: list[Shard], *, master: str | None, time_s: float | Non
 def run_tasks(lines: Iterator[str]) -> Iterator[str]:
     """A Spark task: run each shard described and yield its outcome (JSON)."""
     from rstck.fuzz.budgets import keep_hypothesis_files_in_rstck_directory
+    from rstck.fuzz.local_engine import run_local
 
     keep_hypothesis_files_in_rstck_directory()
     for line in lines:
@@ -80,43 +80,9 @@ def run_tasks(lines: Iterator[str]) -> Iterator[str]:
         if os.path.isdir(data["cwd"]) and data["cwd"] not in sys.path:
             sys.path.insert(0, data["cwd"])  # as the local engine's workers see it: the user's project
         shard = Shard(**data["shard"])
-        outcome = _run_forked(shard)
-        yield json.dumps({"index": shard.index, **_outcome_data(outcome)})
-
-
-def _run_forked(shard: Shard) -> ShardOutcome:
-    from rstck.fuzz.campaign import _run_isolated
-
-    context = multiprocessing.get_context("fork")
-    receiving, sending = context.Pipe(duplex=False)
-    process = context.Process(target=_forked, args=(sending, shard), name="rstck-fuzz-shard", daemon=True)
-    process.start()
-    sending.close()
-    try:
-        data = receiving.recv()
-    except EOFError:  # the shard's process died before it said anything
-        data = None
-    finally:
-        receiving.close()
-    process.join()
-    if data is not None:
-        return _outcome_from(shard, data)
-    return _run_isolated(shard, multiprocessing.get_context("spawn"))
-
-
-def _forked(connection: Any, shard: Shard) -> None:
-    from rstck.core.process_end import flush_std_streams
-    from rstck.fuzz.campaign import _with_threads_left_behind, run_shard_outcome
-
-    code = 0
-    try:
-        outcome = _with_threads_left_behind(lambda: run_shard_outcome(shard))
-        connection.send(_outcome_data(outcome))
-    except BaseException:  # noqa: BLE001 - the parent sees no outcome and re-runs the shard alone
-        code = 3
-    finally:
-        flush_std_streams()
-        os._exit(code)  # threads the target left behind must not keep the process alive
+        # Forked: a Python worker of Spark's has loaded nothing of the target.
+        [outcome] = run_local([shard], jobs=1, method="fork")
+        yield json.dumps({"index": shard.index, **outcome.as_data()})
 
 
 class _Progress:
@@ -173,14 +139,13 @@ class _Progress:
 def save_and_summarise(outcomes: list[ShardOutcome], rows: list[dict[str, Any]], *, target_name: str,
                        results: str | None, jsonl: bool, elapsed: float, master: str | None) -> None:
     """Write the rows (Parquet; JSON Lines too when asked) and print the Spark SQL summary."""
+    from rstck.execution.results import results_name, write_results
     from rstck.protocols.spark import spark_session
-    from rstck.reports.spark import write_parquet
-    from rstck.cli.fuzz import _write_rows
+    from rstck.execution.spark_rows import write_parquet
 
     spark = spark_session(master)
     if results:
-        name = re.sub(r"[^A-Za-z0-9_.-]+", "_", target_name)
-        path = os.path.join(results, f"fuzz-{name}.parquet")
+        path = os.path.join(results, results_name("fuzz", target_name, ".parquet"))  # an hdfs:// URL stays one
         try:
             write_parquet(spark, rows, path)
         except Exception as exc:
@@ -190,10 +155,7 @@ def save_and_summarise(outcomes: list[ShardOutcome], rows: list[dict[str, Any]],
             raise BadInput(f"--results {results}: cannot write Parquet ({one_line(exc)})") from exc
         written = [path]
         if jsonl:
-            import pathlib
-
-            _write_rows(pathlib.Path(results), target_name, rows)
-            written.append(os.path.join(results, f"fuzz-{name}.jsonl"))
+            written.append(str(write_results(results, "fuzz", target_name, rows)))
         print(f"\nresults: {', '.join(written)}")
     print(summary(spark, outcomes, target_name, elapsed))
 

@@ -20,12 +20,13 @@ from typing import Any
 
 import pytest
 
-from rstck.core.settle import DEFAULT_DEADLINE_S
 from rstck.core.target import Target
 from rstck.fuzz.budgets import DEFAULT_DATABASE, PROFILES, ROLES, choose_profile
-from rstck.execution.supervise import runs_in_process
-from rstck.fuzz.campaign import Shard, ShardOutcome, run_shard_isolated_on, run_shard_on
-from rstck.fuzz.report import SPEC, describe, merge, result_row
+from rstck.fuzz.campaign import Shard, ShardOutcome, run_shard_on
+from rstck.fuzz.local_engine import run_local
+from rstck.fuzz.report import SPEC, merge, result_row
+from rstck.plugin.options import in_process, timeout_of
+from rstck.plugin.reporting import record_rows
 
 REPLAY_ENV = "RSTCK_FUZZ_REPLAY"
 _TOKEN = re.compile(r"^(\d+)(?::([A-Za-z0-9+/=]+))?$")
@@ -64,9 +65,7 @@ class FuzzItem(pytest.Item):
     def _shard(self) -> tuple[Shard, str | None]:
         profile = choose_profile(ci_default=True)
         budget = PROFILES[profile]
-        verification = getattr(self.parent, "verification", None)
-        timeout = (self.config.getoption("rstck_timeout", None) or getattr(verification, "timeout_s", None)
-                   or DEFAULT_DEADLINE_S)
+        timeout = timeout_of(self.config, getattr(self.parent, "verification", None))
         common = dict(target=self.target.name, role=self.role, examples_per_run=budget.examples_per_run,
                       steps=budget.steps, profile=profile, timeout_s=timeout, shrink_time_s=budget.shrink_time_s)
         replay = os.environ.get(REPLAY_ENV)
@@ -82,21 +81,20 @@ class FuzzItem(pytest.Item):
 
     def setup(self) -> None:
         shard, blob = self._shard()
-        if runs_in_process(self.config.getoption("rstck_in_process", False)):
+        if in_process(self.config):
             self.outcome = outcome = run_shard_on(self.target, shard, blob=blob)
         else:  # a target that ends the process costs this item an error naming the call, not the pytest run
-            self.outcome = outcome = run_shard_isolated_on(self.target, shard, blob=blob)
-        merged = merge(outcome.findings)
-        results = _results_file(self.config)
-        self.rstck_rows = []  # reported with the setup report (rstck/plugin/__init__.py)
-        for finding, _count in merged:
+            # Forked with the flight recorder on (one shard: its first death is its error), as the checks are.
+            [outcome] = run_local([shard], jobs=1, method="fork", target=self.target, blob=blob, recorded=True)
+            self.outcome = outcome
+        rows = []
+        for finding, _count in merge(outcome.findings):
             replay = f"{REPLAY_ENV}={finding.replay} pytest '{self.nodeid}'"
-            self.messages.append((finding.kind, describe(finding, replay)))
             result = result_row(finding, target_name=self.target.name, replay=replay, duration_s=outcome.duration_s,
                                 node_id=self.nodeid, loaded_as=self.target.loaded_as)
-            self.rstck_rows.append(result.row())
-            if results is not None:
-                results.write(result)
+            self.messages.append((finding.kind, result.message))
+            rows.append(result.row())
+        record_rows(self, rows)
         self.user_properties.append(("rstck_fuzz_examples", outcome.examples))
         if self.messages and all(kind == "error" for kind, _ in self.messages):
             raise FuzzError("\n\n".join(text for _, text in self.messages))
@@ -113,9 +111,3 @@ class FuzzItem(pytest.Item):
 
     def reportinfo(self):
         return self.path, None, f"fuzz {self.role}"
-
-
-def _results_file(config: pytest.Config) -> Any:
-    from rstck import plugin  # the plugin's one JSON Lines file per worker
-
-    return config.stash.get(plugin._RESULTS, None)

@@ -128,26 +128,44 @@ def _deviation(entry: Any, path: pathlib.Path, number: int, starts: list[int], l
     return Deviation(entry["rule"], entry["target"], entry["reason"].strip(), expires, at())
 
 
+class Allowlist:
+    """The allowlist at work on one run: each row judged as it comes (so that it is written once, as judged), and
+    at the end what the gate must hear. `names`: what the user typed for the one target of a run, by which an
+    entry may name it as well as by a row's target."""
+
+    def __init__(self, deviations: list[Deviation], *, names: set[str] = frozenset(),
+                 today: datetime.date | None = None):
+        self.deviations = deviations
+        self.names = set(names)
+        self.today = today or datetime.date.today()
+        self._live = [d for d in deviations if not d.expired(self.today)]
+        self._used: set[Deviation] = set()
+
+    def judge(self, row: dict[str, Any]) -> dict[str, Any]:
+        """The row, or its failure turned `allowed` when a live entry covers it (the entry and the verdict it
+        replaced recorded in `deviation`)."""
+        if row["verdict"] not in _ALLOWABLE:
+            return row
+        entry = next((d for d in self._live if d.covers(row, self.names)), None)
+        if entry is None:
+            return row
+        self._used.add(entry)
+        return {**row, "verdict": Verdict.ALLOWED.value,
+                "deviation": {"verdict": row["verdict"], "reason": entry.reason, "expires": entry.expires.isoformat(),
+                              "entry": entry.where}}
+
+    def allowance(self, rows: list[dict[str, Any]], *, selected: set[str] | None = None) -> Allowance:
+        """What the allowlist did to these (judged) rows. Only entries for a target of these rows (or of `names`)
+        count, and only for items in `selected` (None: every item) when it comes to staleness."""
+        targets = {row["implementation"] for row in rows} | {row["target"] for row in rows} | self.names
+        relevant = [d for d in self.deviations if d.applies_to(targets)]
+        stale = [d for d in relevant if d in self._live and d not in self._used and (selected is None or any(
+            fnmatch.fnmatchcase(item, d.rule) for item in selected))]
+        return Allowance(rows, [d for d in relevant if d.expired(self.today)], stale)
+
+
 def apply_allowlist(rows: list[dict[str, Any]], deviations: list[Deviation], *, names: set[str] = frozenset(),
                     selected: set[str] | None = None, today: datetime.date | None = None) -> Allowance:
-    """Rows with the failures that a live entry covers turned `allowed` (the entry and the verdict it
-    replaced recorded in `deviation`). An entry names its target as a row does, or by one of `names`
-    (what the user typed for the one target of a run). Only entries for a target of these rows count,
-    and only for items in `selected` (None: every item) when it comes to staleness."""
-    today = today or datetime.date.today()
-    targets = {row["implementation"] for row in rows} | {row["target"] for row in rows} | set(names)
-    relevant = [d for d in deviations if d.applies_to(targets)]
-    live = [d for d in relevant if not d.expired(today)]
-    used: set[Deviation] = set()
-    out = []
-    for row in rows:
-        entry = next((d for d in live if d.covers(row, names)), None) if row["verdict"] in _ALLOWABLE else None
-        if entry is not None:
-            used.add(entry)
-            row = {**row, "verdict": Verdict.ALLOWED.value,
-                   "deviation": {"verdict": row["verdict"], "reason": entry.reason,
-                                 "expires": entry.expires.isoformat(), "entry": entry.where}}
-        out.append(row)
-    stale = [d for d in live if d not in used and (selected is None or any(
-        fnmatch.fnmatchcase(item, d.rule) for item in selected))]
-    return Allowance(out, [d for d in relevant if d.expired(today)], stale)
+    """Rows of any runs judged by the allowlist at once (`rstck report --allow`); see Allowlist."""
+    allowlist = Allowlist(deviations, names=names, today=today)
+    return allowlist.allowance([allowlist.judge(row) for row in rows], selected=selected)

@@ -157,17 +157,19 @@ class Headline:
     trend: Any = None  # the pass rate over time, when a history was given
 
 
-def render(rows: list[dict[str, Any]], *, notes: list[str] = (), sources: list[str] = (), history: Any = None) -> str:
+def render(rows: list[dict[str, Any]], *, notes: list[str] = (), sources: list[str] = (), history: Any = None,
+           verdicts: dict[str, dict[str, ItemVerdict]] | None = None) -> str:
     """The page for these (merged) rows; `history`: pass rates over time, drawn per implementation in its
     headline: the Spark engine's (reports/spark.py PassRates, also shown as a table after the items) or a local
-    history of runs (RunHistory)."""
+    history of runs (RunHistory). `verdicts`: each implementation's item verdicts, when the caller has judged
+    these rows already (`rstck check` prints them too)."""
     from jinja2 import Environment, PackageLoader, select_autoescape
 
     env = Environment(loader=PackageLoader("rstck.reports", "templates"), autoescape=select_autoescape(default=True),
                       trim_blocks=True, lstrip_blocks=True)
     script = resources.files("rstck.reports").joinpath("templates/report.js").read_text(encoding="utf-8")
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
-    model = _model(rows, history)
+    model = _model(rows, history, verdicts)
     return env.get_template("report.html.j2").render(
         script=script, script_hash=f"sha256-{digest}", generated=recorded_now(), version=_version(),
         notes=[Text.of(n, 400) for n in notes], sources=[Text.of(s, 400) for s in sources], rows=len(rows),
@@ -184,9 +186,10 @@ def _version() -> str:
 
 
 def write_report(rows: list[dict[str, Any]], path: str | pathlib.Path, *, notes: list[str] = (),
-                 sources: list[str] = (), history: Any = None) -> pathlib.Path:
+                 sources: list[str] = (), history: Any = None,
+                 verdicts: dict[str, dict[str, ItemVerdict]] | None = None) -> pathlib.Path:
     path = pathlib.Path(path)
-    page = render(rows, notes=notes, sources=sources, history=history)
+    page = render(rows, notes=notes, sources=sources, history=history, verdicts=verdicts)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(page, encoding="utf-8")
@@ -209,13 +212,21 @@ def _escaped(value: Any) -> Any:
     return value
 
 
-def _model(rows: list[dict[str, Any]], history: Any = None) -> dict[str, Any]:
+def _model(rows: list[dict[str, Any]], history: Any = None,
+           judged: dict[str, dict[str, ItemVerdict]] | None = None) -> dict[str, Any]:
     rows = [_visible(row) for row in rows]
     by_implementation: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
         by_implementation.setdefault(row["implementation"], []).append(row)
     names = sorted(by_implementation)
-    verdicts = {name: item_verdicts(by_implementation[name]) for name in names}
+    if judged is None:
+        verdicts = {name: item_verdicts(by_implementation[name]) for name in names}
+    else:  # judged on the rows as written: shown as the rows are
+        shown = {escape_controls(name): found for name, found in judged.items()}
+        verdicts = {name: {escape_controls(item_id): ItemVerdict(found.verdict, escape_controls(found.reason),
+                                                                 [_visible(row) for row in found.rows])
+                           for item_id, found in shown[name].items()}
+                    for name in names}
     catalog = load_catalog()
     item_info: dict[str, tuple[str, str, str, str]] = {}  # id -> spec, section, level, text
     for item in catalog.items:

@@ -16,56 +16,17 @@ import pathlib
 from typing import TYPE_CHECKING, Any
 
 from rstck.core.verdict import BadInput
-from rstck.execution.rows import _DEFAULTS, Loaded, upgrade
+from rstck.execution.rows import FIELD_DEFAULTS, Loaded, upgrade
+from rstck.execution.spark_rows import ROW_TYPES, row_schema
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-# Every field of a schema-1 row, as Spark types. `deviation` (an object) is kept as its JSON text.
-ROW_TYPES: dict[str, str] = {
-    "schema": "bigint", "target": "string", "implementation": "string", "spec": "string", "section": "string",
-    "rule": "string", "level": "string", "check": "string", "role": "string", "verdict": "string",
-    "violated": "string", "duration_s": "double", "message": "string", "trace": "string", "settled_by": "string",
-    "timed_out": "boolean", "node_id": "string", "seed": "string", "reason": "string", "text": "string",
-    "description": "string", "replay": "string", "loaded_as": "string", "deviation": "string",
-    "recorded_at": "string",
-}
 _KEY = ("implementation", "target", "spec", "rule", "check", "role")
 # Verdicts that decide a pass rate; n/a, untested and unsupported say nothing about passing.
 DECISIVE = ("pass", "fail", "error", "warn", "allowed")
 HISTORY_DAYS = 14  # columns of the pass-rate table in the page (the CSV beside it has every day)
 HISTORY_LINES = 2_000  # lines of it in the page
-
-
-def row_schema() -> str:
-    return ", ".join(f"`{name}` {kind}" for name, kind in ROW_TYPES.items())
-
-
-def rows_frame(spark: SparkSession, rows: list[dict[str, Any]]) -> DataFrame:
-    """Result rows (dicts) as a DataFrame of ROW_TYPES."""
-    return spark.createDataFrame([_for_spark(upgrade(row)) for row in rows], row_schema())
-
-
-def _for_spark(row: dict[str, Any]) -> tuple:
-    values = []
-    for name, kind in ROW_TYPES.items():
-        value = row.get(name)
-        if name == "deviation":
-            value = None if value is None else json.dumps(value, ensure_ascii=False)
-        elif kind == "string":
-            value = "" if value is None else value if isinstance(value, str) else json.dumps(value)
-        elif kind == "double":
-            value = float(value) if isinstance(value, (int, float)) else 0.0
-        elif kind == "boolean":
-            value = bool(value)
-        else:
-            value = int(value) if isinstance(value, int) else 0
-        values.append(value)
-    return tuple(values)
-
-
-def write_parquet(spark: SparkSession, rows: list[dict[str, Any]], path: str) -> None:
-    rows_frame(spark, rows).coalesce(1).write.mode("overwrite").parquet(path)
 
 
 # -- reading -------------------------------------------------------------------------------------
@@ -137,7 +98,7 @@ def _filled(frame: DataFrame) -> DataFrame:
             column = F.col(f"`{name}`").cast(kind)
         else:
             column = F.lit(None).cast(kind)
-        default = _DEFAULTS.get(name, 0 if name == "schema" else "")
+        default = FIELD_DEFAULTS.get(name, 0 if name == "schema" else "")
         if name != "deviation":
             column = F.coalesce(column, F.lit(default).cast(kind))
         columns.append(column.alias(name))

@@ -10,7 +10,7 @@ from xml.etree import ElementTree
 import pytest
 
 from rstck.execution.rows import read_rows
-from rstck.reports.spark import write_parquet
+from rstck.execution.spark_rows import write_parquet
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
 

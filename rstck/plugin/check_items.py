@@ -1,0 +1,162 @@
+"""Check items, and where they run: one supervised worker process per pytest process (rstck/execution/supervise.py
+CheckWorker), as `rstck check`'s checks do, started by the first check and stopped with the session.
+
+A check's row decides its item: an error fails its setup (the message alone, no pytest frames), a fail fails the
+item with the evidence, a warn passes with an RstckWarning (fails under --rstck-strict), and unsupported, n/a and
+untested skip it with the reason.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from rstck.core.catalog import load_catalog
+from rstck.core.plugins import profile_named
+from rstck.core.target import Target
+from rstck.core.process_end import end_process
+from rstck.core.verdict import Verdict
+from rstck.execution.findings import Result
+from rstck.execution.plan import Planned, planned_info
+from rstck.execution.runner import run_check
+from rstck.execution.supervise import CheckWorker
+from rstck.execution.verification import Verification
+from rstck.plugin.options import in_process, timeout_of
+from rstck.plugin.reporting import record_rows
+from rstck.reports.allure import allure_markers, attach_to_allure
+
+
+class RstckWarning(UserWarning):
+    """A SHOULD or RECOMMENDED item is not met (verdict `warn`)."""
+
+
+class RstckNote(UserWarning):
+    """Something about the run that is no check's verdict (a worker process that ended between checks)."""
+
+
+class CheckFailed(AssertionError):
+    """A check's verdict is fail (or warn under --rstck-strict); the message is the evidence. An
+    AssertionError, so that reporters (Allure) count it as failed, not broken."""
+
+
+class CheckItem(pytest.Item):
+    def __init__(self, *, planned: Planned, key: tuple[str, int], **kwargs: Any):
+        super().__init__(**kwargs)
+        self.planned = planned
+        self.key = key  # how the worker process finds this check (PLANS)
+        self.result: Result | None = None
+        check = planned.check
+        item = load_catalog()[check.rule]
+        self.add_marker(pytest.mark.rstck(rule=check.rule, spec=item.spec, level=item.level))
+        self.add_marker(getattr(pytest.mark, check.role))
+        for subject in {check.subject, "processor" if planned.view else check.subject} - {check.role}:
+            self.add_marker(getattr(pytest.mark, subject))
+        self.add_marker(getattr(pytest.mark, item.level_marker))
+        marker = profile_named(item.spec).marker
+        if marker and marker not in {mark.name for mark in self.iter_markers()}:
+            self.add_marker(getattr(pytest.mark, marker))
+        for marker in allure_markers(item, target=planned.target.name, role=check.role, doc=check.doc):
+            self.add_marker(marker)
+        self.user_properties += [("rule", check.rule), ("spec", item.spec), ("level", item.level)]
+
+    def setup(self) -> None:
+        runner = self.config.stash[RUNNER]
+        runner.ran_checks = True
+        timeout_s = timeout_of(self.config, getattr(self.parent, "verification", Verification))
+        worker = runner.worker()
+        if worker is None:
+            result = run_check(self.planned.check, self.planned.target, timeout_s=timeout_s)
+        else:
+            row, known_hangs = worker.run(self.key, planned_info(self.planned), timeout_s)
+            self.planned.target.known_hangs.update(known_hangs)  # a fresh worker knows them too
+            result = Result.of_row(row)
+            while worker.notes:
+                warnings.warn(RstckNote(worker.notes.pop(0)))
+        result.node_id = self.nodeid
+        self.result = result
+        record_rows(self, [result.row()])
+        self.user_properties.append(("verdict", result.verdict.value))
+        if result.verdict is not Verdict.PASS:  # a warn passes, and says why where dashboards look
+            self.user_properties.append(("reason", result.reason))
+        if result.verdict is not Verdict.PASS or result.trace:
+            attach_to_allure(self.config, result)
+        if result.verdict is Verdict.ERROR:  # an error in setup, shown as the message alone: no pytest frames
+            pytest.fail(result.message, pytrace=False)
+
+    def runtest(self) -> None:
+        result = self.result
+        assert result is not None
+        if result.verdict is Verdict.FAIL:
+            raise CheckFailed(result.message)
+        if result.verdict is Verdict.WARN:
+            if self.config.getoption("rstck_strict"):
+                raise CheckFailed(result.message)
+            warnings.warn(RstckWarning(result.message))
+        elif result.verdict in (Verdict.UNSUPPORTED, Verdict.NOT_APPLICABLE, Verdict.UNTESTED):
+            pytest.skip(f"{result.verdict.value}: {result.reason}")
+
+    def repr_failure(self, excinfo, style=None):
+        if isinstance(excinfo.value, CheckFailed):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style)
+
+    def reportinfo(self):
+        return self.path, None, f"{self.planned.check.rule} {self.planned.check.name}"
+
+
+class CheckRunner:
+    """Where one pytest process runs its check items, and what the plugin stops when the session ends: the
+    supervised worker (started by the first check) and the targets --rstck-target loaded."""
+
+    def __init__(self, config: pytest.Config):
+        self.config = config
+        self.ran_checks = False
+        self.loaded_targets: list[Target] = []  # the --rstck-target targets: the plugin made them, it closes them
+        # collector node id -> the plan the worker finds an item's check in (an item's key: node id, index)
+        self.plans: dict[str, Any] = {}
+        self._worker: CheckWorker | None = None
+        self._exit_status = 0
+        config.stash[RUNNER] = self
+
+    def worker(self) -> CheckWorker | None:
+        """The supervised worker, or None to run checks here: --rstck-in-process, or where a worker cannot be
+        forked (it finds the collected checks in the memory it shares with pytest)."""
+        if in_process(self.config):
+            return None
+        if self._worker is None:
+            self._worker = CheckWorker(self._find_in_worker)
+        return self._worker
+
+    def _find_in_worker(self, key: tuple[str, int]) -> tuple[Any, Target]:
+        collector, index = key
+        return self.plans[collector].check_in_worker(index)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        self._exit_status = int(exitstatus)
+        if self._worker is not None:
+            self._worker.close()
+        for target in self.loaded_targets:
+            close: Callable[[], None] | None = getattr(target, "close", None)  # a Node target's processes stop now
+            if close is not None:
+                close()
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        """After the summary: if the implementations under test left threads running that would keep the
+        interpreter from ending, end the process (with pytest's exit status) instead of hanging."""
+        left = self._worker.left_behind if self._worker is not None else []
+        if left:  # ended with their worker: said, as the in-process route says it
+            names = ", ".join(sorted(set(left))[:8]) + (", …" if len(set(left)) > 8 else "")
+            print(f"rstck: {len(left)} thread{'s' * (len(left) != 1)} left behind by the implementations under "
+                  f"test {'were' if len(left) != 1 else 'was'} still running in the check worker process "
+                  f"({names}); it was ended", file=sys.stderr)
+        if self.ran_checks:
+            end_process(self._exit_status, lambda text: print(text, file=sys.stderr))
+
+
+RUNNER = pytest.StashKey[CheckRunner]()

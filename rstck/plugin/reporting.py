@@ -1,0 +1,90 @@
+"""What the plugin's items report: their result rows into the results file of this pytest process (one per xdist
+worker: rstck/execution/results.py), onto their setup report (xdist carries them to the controller), and from
+there into the HTML report and the classname of pytest's own JUnit XML."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pytest
+
+from rstck.core.verdict import BadInput
+from rstck.execution.results import ResultsFile
+from rstck.execution.rows import merge, upgrade
+
+
+def record_rows(item: pytest.Item, rows: list[dict[str, Any]]) -> None:
+    """An item's rows: written to the results file (--rstck-results) and reported with its setup report."""
+    item.rstck_rows = rows
+    results = item.config.stash[_REPORTING].results
+    if results is not None:
+        for row in rows:
+            results.write(row)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """The item's result rows ride on its setup report: xdist carries them to the controller, which
+    writes the HTML report and names the JUnit classname."""
+    outcome = yield
+    rows = getattr(item, "rstck_rows", None)
+    if rows and call.when == "setup":
+        outcome.get_result().rstck_rows = rows
+
+
+class Reporting:
+    """The rows of one pytest process: the results file it writes (started by its first row, so a process that
+    runs no item, as the xdist controller, leaves none), and the rows its items report, as the process that
+    writes JUnit and the HTML report sees them (the xdist controller, or the only process)."""
+
+    def __init__(self, config: pytest.Config):
+        self.config = config
+        directory = config.getoption("rstck_results", None)
+        self.results = ResultsFile(directory, "pytest", _worker_id(config), option="--rstck-results") \
+            if directory else None
+        self.rows: list[dict[str, Any]] = []
+        self.written = ""  # what became of the HTML report, for the summary
+        config.stash[_REPORTING] = self
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        rows = getattr(report, "rstck_rows", None)
+        if not rows or report.when != "setup":
+            return
+        if self.config.getoption("rstck_html", None):  # kept only for the report
+            self.rows.extend(rows)
+        from _pytest.junitxml import xml_key  # pytest's own JUnit writer: its classname is empty for our node ids
+
+        xml = self.config.stash.get(xml_key, None)
+        if xml is not None:
+            from rstck.reports.junit import classname
+
+            xml.node_reporter(report).add_attribute("classname", classname(upgrade(rows[0])))
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if self.results is not None:
+            self.results.close()
+        html = self.config.getoption("rstck_html", None)
+        if not html or hasattr(self.config, "workerinput"):
+            return
+        from rstck.reports.html import write_report
+
+        rows, _ = merge([upgrade(row) for row in self.rows])
+        try:
+            self.written = f"rstck report: {write_report(rows, html)}"
+        except BadInput as exc:
+            self.written = f"rstck: {exc}"
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.written:
+            terminalreporter.write_line(self.written)
+
+
+_REPORTING = pytest.StashKey[Reporting]()
+
+
+def _worker_id(config: pytest.Config) -> str:
+    workerinput = getattr(config, "workerinput", None)
+    return workerinput["workerid"] if workerinput else os.environ.get("PYTEST_XDIST_WORKER", "main")
