@@ -4,9 +4,10 @@
 `rstck fuzz --jobs N` keeps N workers busy, one shard each at a time; the Spark engine's tasks and the pytest fuzz
 items run their one shard the same way. A worker that dies in a shard (a crash in the target: a segfault,
 `os._exit`), or stops answering, costs only that shard: it runs again in a fresh worker with the flight recorder
-on (fuzz/recorder.py: the supervisor reads the trace of the example in progress after the death), and a second
-loss is an error finding carrying that trace up to the step that killed the process, and the call the worker was
-in. A shard that leaves the target's threads running retires its worker, as a check does, and says so.
+on (fuzz/recorder.py: the supervisor reads the trace of the example in progress after the death; too slow to keep
+on for every shard), and a second loss is an error finding carrying that trace up to the step that killed the
+process, and the call the worker was in. A check's death is charged at once instead: a shard may have died in any
+of thousands of examples, and only the recorded second run shows which. A shard that leaves the target's threads running retires its worker, as a check does, and says so.
 """
 
 from __future__ import annotations
