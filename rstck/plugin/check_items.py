@@ -3,7 +3,9 @@ CheckWorker), as `rstck check`'s checks do, started by the first check and stopp
 
 A check's row decides its item: an error fails its setup (the message alone, no pytest frames), a fail fails the
 item with the evidence, a warn passes with an RstckWarning (fails under --rstck-strict), and unsupported, n/a and
-untested skip it with the reason.
+untested skip it with the reason. A failure the allowlist (--rstck-allow) allows is an expected failure (xfail). A
+finding of another item is counted once (rstck/plugin/counting.py): the item it stopped is skipped as blocked,
+naming it, unless no item reported it before (--rstck-strict fails every item a finding touched, as before).
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from rstck.execution.plan import Planned, planned_info
 from rstck.execution.runner import run_check
 from rstck.execution.supervise import CheckWorker
 from rstck.execution.verification import Verification
-from rstck.plugin.options import in_process, timeout_of
+from rstck.plugin.counting import FindingsReported
+from rstck.plugin.options import in_process, judged, timeout_of
 from rstck.plugin.reporting import record_rows
 from rstck.reports.allure import allure_markers, attach_to_allure
 
@@ -49,6 +52,7 @@ class CheckItem(pytest.Item):
         self.planned = planned
         self.key = key  # how the worker process finds this check (PLANS)
         self.result: Result | None = None
+        self.row: dict[str, Any] = {}  # the result row, as the allowlist judged it
         check = planned.check
         item = load_catalog()[check.rule]
         self.add_marker(pytest.mark.rstck(rule=check.rule, spec=item.spec, level=item.level))
@@ -78,7 +82,8 @@ class CheckItem(pytest.Item):
                 warnings.warn(RstckNote(worker.notes.pop(0)))
         result.node_id = self.nodeid
         self.result = result
-        record_rows(self, [result.row()])
+        self.row = judged(self.config, result.row())
+        record_rows(self, [self.row])
         self.user_properties.append(("verdict", result.verdict.value))
         if result.verdict is not Verdict.PASS:  # a warn passes, and says why where dashboards look
             self.user_properties.append(("reason", result.reason))
@@ -88,16 +93,44 @@ class CheckItem(pytest.Item):
             pytest.fail(result.message, pytrace=False)
 
     def runtest(self) -> None:
-        result = self.result
+        result, row = self.result, self.row
         assert result is not None
-        if result.verdict is Verdict.FAIL:
+        if row["verdict"] == Verdict.ALLOWED.value:
+            allowed = row["deviation"]
+            pytest.xfail(f"allowed until {allowed['expires']} by {allowed['entry']}: {allowed['reason']} "
+                         f"({allowed['verdict']}: {result.reason})")
+        if self.config.getoption("rstck_strict"):
+            self._judge(result.verdict.value, strict=True)
+            return
+        runner, scope = self.config.stash[RUNNER], self.parent.nodeid
+        decision = runner.findings.decide(scope, row)
+        if decision.reports:
+            runner.findings.record(scope, decision.reports, self.nodeid)
             raise CheckFailed(result.message)
-        if result.verdict is Verdict.WARN:
-            if self.config.getoption("rstck_strict"):
+        others = {rule: node for rule, node in decision.reported_by.items() if rule != result.rule}
+        for rule, reporter in others.items():
+            warnings.warn(RstckNote(f"this check found the {rule} finding too; {reporter} reported it"))
+        if decision.own == Verdict.FAIL.value:
+            pytest.skip(f"the same finding: {result.rule} failed already in {decision.reported_by[result.rule]}; "
+                        f"this check found it too: {result.reason}")
+        if decision.own == "blocked":
+            reporter = ", ".join(sorted(set(others.values()))) or "no other item"
+            pytest.skip(f"blocked: {result.check} was stopped by another item's finding, reported by {reporter}: "
+                        f"{result.reason}")
+        self._judge(decision.own, strict=False)
+
+    def _judge(self, verdict: str, *, strict: bool) -> None:
+        """The item's own verdict: a fail fails it, a warn warns (fails under --rstck-strict), the verdicts that
+        decide nothing skip it."""
+        result = self.result
+        if verdict == Verdict.FAIL.value:
+            raise CheckFailed(result.message)
+        if verdict == Verdict.WARN.value:
+            if strict:
                 raise CheckFailed(result.message)
             warnings.warn(RstckWarning(result.message))
-        elif result.verdict in (Verdict.UNSUPPORTED, Verdict.NOT_APPLICABLE, Verdict.UNTESTED):
-            pytest.skip(f"{result.verdict.value}: {result.reason}")
+        elif verdict in (Verdict.UNSUPPORTED.value, Verdict.NOT_APPLICABLE.value, Verdict.UNTESTED.value):
+            pytest.skip(f"{verdict}: {result.reason}")
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, CheckFailed):
@@ -120,6 +153,7 @@ class CheckRunner:
         self.plans: dict[str, Any] = {}
         self._worker: CheckWorker | None = None
         self._exit_status = 0
+        self.findings = FindingsReported()  # each broken sentence counted once (rstck/plugin/counting.py)
         config.stash[RUNNER] = self
 
     def worker(self) -> CheckWorker | None:

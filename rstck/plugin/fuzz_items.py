@@ -16,16 +16,19 @@ from __future__ import annotations
 import math
 import os
 import re
+import warnings
 from typing import Any
 
 import pytest
 
 from rstck.core.target import Target
+from rstck.core.verdict import Verdict
 from rstck.fuzz.budgets import DEFAULT_DATABASE, PROFILES, ROLES, choose_profile
 from rstck.fuzz.campaign import Shard, ShardOutcome, run_shard_on
 from rstck.fuzz.local_engine import run_local
 from rstck.fuzz.report import SPEC, merge, result_row
-from rstck.plugin.options import in_process, timeout_of
+from rstck.plugin.check_items import RUNNER, RstckNote
+from rstck.plugin.options import in_process, judged, timeout_of
 from rstck.plugin.reporting import record_rows
 
 REPLAY_ENV = "RSTCK_FUZZ_REPLAY"
@@ -56,7 +59,7 @@ class FuzzItem(pytest.Item):
         self.target = target
         self.role = role
         self.outcome: ShardOutcome | None = None
-        self.messages: list[tuple[str, str]] = []
+        self.messages: list[tuple[str, str, str]] = []  # kind, rule, message of each finding
         self.add_marker(pytest.mark.fuzz)
         self.add_marker(getattr(pytest.mark, role))
         self.add_marker(pytest.mark.rstck(spec=SPEC, role=role))
@@ -92,15 +95,33 @@ class FuzzItem(pytest.Item):
             replay = f"{REPLAY_ENV}={finding.replay} pytest '{self.nodeid}'"
             result = result_row(finding, target_name=self.target.name, replay=replay, duration_s=outcome.duration_s,
                                 node_id=self.nodeid, loaded_as=self.target.loaded_as)
-            self.messages.append((finding.kind, result.message))
-            rows.append(result.row())
+            row = judged(self.config, result.row())
+            if row["verdict"] == Verdict.ALLOWED.value:  # as `rstck check --allow` judges a fuzz row
+                warnings.warn(RstckNote(f"fuzzing the {self.role} found {finding.rule}, allowed until "
+                                        f"{row['deviation']['expires']} by {row['deviation']['entry']}"))
+            else:
+                self.messages.append((finding.kind, finding.rule, result.message))
+            rows.append(row)
         record_rows(self, rows)
         self.user_properties.append(("rstck_fuzz_examples", outcome.examples))
-        if self.messages and all(kind == "error" for kind, _ in self.messages):
-            raise FuzzError("\n\n".join(text for _, text in self.messages))
+        if self.messages and all(kind == "error" for kind, _, _ in self.messages):
+            raise FuzzError("\n\n".join(text for _, _, text in self.messages))
 
     def runtest(self) -> None:
-        violations = [text for kind, text in self.messages if kind == "violation"]
+        """Fails for the findings no check item of the same target reported before it in this process (every
+        finding under --rstck-strict): a sentence is counted once (rstck/plugin/counting.py)."""
+        strict = self.config.getoption("rstck_strict")
+        runner, scope = self.config.stash[RUNNER], self.parent.nodeid
+        violations = []
+        for kind, rule, text in self.messages:
+            if kind != "violation":
+                continue
+            reporter = None if strict else runner.findings.reported(scope, rule)
+            if reporter is None:
+                violations.append(text)
+            else:
+                warnings.warn(RstckNote(f"fuzzing the {self.role} found the {rule} finding too; {reporter} "
+                                        "reported it"))
         if violations:
             raise FuzzFailed("\n\n".join(violations))
 

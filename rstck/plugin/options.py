@@ -13,6 +13,7 @@ from rstck.core.plugins import profiles
 from rstck.core.settle import DEFAULT_DEADLINE_S
 from rstck.core.verdict import BadInput
 from rstck.execution.verification import Verification
+from rstck.reports.allowlist import Allowlist, load_allowlist
 from rstck.reports.allure import ALLURE_MARKERS
 
 # The kit's own markers; each installed profile adds its own between them (rstck/core/plugins.py).
@@ -45,7 +46,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--rstck-html", metavar="FILE", help="write the HTML conformance report of the run to FILE")
     group.addoption("--rstck-timeout", type=float, default=None, metavar="S",
                     help=f"deadline per check in seconds (default {DEFAULT_DEADLINE_S:g})")
-    group.addoption("--rstck-strict", action="store_true", help="a warn verdict fails its item")
+    group.addoption("--rstck-strict", action="store_true",
+                    help="a warn verdict fails its item, and so does a finding of another item already reported "
+                         "(by default it is counted once: the item it blocked is skipped, the fuzz item passes)")
+    group.addoption("--rstck-allow", metavar="FILE",
+                    help="an allowlist of known deviations (TOML, as rstck check --allow): their failures are "
+                         "expected (xfail) until the entry expires; an expired entry fails the run")
     group.addoption("--rstck-stream-length", type=int, default=0, metavar="N",
                     help="the stress mode: the checks that stream (1.1, 3.8, 3.17) deliver N elements")
     group.addoption("--rstck-in-process", action="store_true",
@@ -58,11 +64,23 @@ def configure(config: pytest.Config) -> None:
     for marker, text in {**markers(), **ALLURE_MARKERS}.items():
         config.addinivalue_line("markers", f"{marker}: {text}")
     timeout = config.getoption("rstck_timeout", None)
-    if timeout is not None:
-        try:
+    try:
+        if timeout is not None:
             seconds("--rstck-timeout", timeout)
-        except BadInput as exc:
-            raise pytest.UsageError(str(exc)) from None
+        allow = config.getoption("rstck_allow", None)
+        config.stash[ALLOWLIST] = Allowlist(load_allowlist(allow), names=set(config.getoption("rstck_target"))) \
+            if allow else None
+    except BadInput as exc:
+        raise pytest.UsageError(str(exc).replace("--allow ", "--rstck-allow ", 1)) from None
+
+
+def judged(config: pytest.Config, row: dict[str, Any]) -> dict[str, Any]:
+    """The row as the allowlist (--rstck-allow) judges it: a failure a live entry covers is `allowed`."""
+    allowlist = config.stash.get(ALLOWLIST, None)
+    return allowlist.judge(row) if allowlist is not None else row
+
+
+ALLOWLIST = pytest.StashKey["Allowlist | None"]()
 
 
 def timeout_of(config: pytest.Config, verification: Any) -> float:

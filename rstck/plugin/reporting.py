@@ -12,6 +12,7 @@ import pytest
 from rstck.core.verdict import BadInput
 from rstck.execution.results import ResultsFile
 from rstck.execution.rows import merge, upgrade
+from rstck.plugin.options import ALLOWLIST
 
 
 def record_rows(item: pytest.Item, rows: list[dict[str, Any]]) -> None:
@@ -45,14 +46,15 @@ class Reporting:
             if directory else None
         self.rows: list[dict[str, Any]] = []
         self.written = ""  # what became of the HTML report, for the summary
+        self.notes: list[str] = []  # what the allowlist says at the end
         config.stash[_REPORTING] = self
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         rows = getattr(report, "rstck_rows", None)
         if not rows or report.when != "setup":
             return
-        if self.config.getoption("rstck_html", None):  # kept only for the report
-            self.rows.extend(rows)
+        if self.config.getoption("rstck_html", None) or self.config.getoption("rstck_allow", None):
+            self.rows.extend(rows)  # kept only for the report and the allowlist's last word
         from _pytest.junitxml import xml_key  # pytest's own JUnit writer: its classname is empty for our node ids
 
         xml = self.config.stash.get(xml_key, None)
@@ -65,8 +67,11 @@ class Reporting:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if self.results is not None:
             self.results.close()
+        if hasattr(self.config, "workerinput"):
+            return
+        self._allowlist_says(session)
         html = self.config.getoption("rstck_html", None)
-        if not html or hasattr(self.config, "workerinput"):
+        if not html:
             return
         from rstck.reports.html import write_report
 
@@ -77,7 +82,20 @@ class Reporting:
             self.written = f"rstck: {exc}"
             session.exitstatus = pytest.ExitCode.USAGE_ERROR
 
+    def _allowlist_says(self, session: pytest.Session) -> None:
+        """As `rstck check --allow` ends: an expired entry fails the run by itself, a stale one is said."""
+        allowlist = self.config.stash.get(ALLOWLIST, None)
+        if allowlist is None or not self.rows:
+            return
+        ran = {rule for row in self.rows for rule in (row["rule"], row["violated"]) if rule}
+        allowance = allowlist.allowance(self.rows, selected=ran)
+        self.notes += [f"rstck: {message}" for message in allowance.messages()]
+        if allowance.expired and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        for note in self.notes:
+            terminalreporter.write_line(note)
         if self.written:
             terminalreporter.write_line(self.written)
 

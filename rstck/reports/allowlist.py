@@ -159,7 +159,10 @@ class Allowlist:
         count, and only for items in `selected` (None: every item) when it comes to staleness."""
         targets = {row["implementation"] for row in rows} | {row["target"] for row in rows} | self.names
         relevant = [d for d in self.deviations if d.applies_to(targets)]
-        stale = [d for d in relevant if d in self._live and d not in self._used and (selected is None or any(
+        # Rows judged elsewhere (by a pytest-xdist worker) name the entry that allowed them.
+        entries = {(row.get("deviation") or {}).get("entry") for row in rows}
+        used = self._used | {d for d in self._live if d.where in entries}
+        stale = [d for d in relevant if d in self._live and d not in used and (selected is None or any(
             fnmatch.fnmatchcase(item, d.rule) for item in selected))]
         return Allowance(rows, [d for d in relevant if d.expired(self.today)], stale)
 

@@ -64,3 +64,15 @@ class _ClampingPublisher(p.Publisher):
 # Passes every rule check; only fuzzing (request(n > 1) from inside on_subscribe) finds it.
 clamps_demand_asked_in_on_subscribe = InProcessTarget(create_publisher=_ClampingPublisher,
                                                       name="clamps demand asked in on_subscribe")
+
+
+class _RecursesAndIgnoresZero(p.RecursiveDelivery, p.IgnoresNonPositiveRequest):
+    """Two sentences broken: request -> on_next recursion grows (3.3), request(0) is ignored (3.9)."""
+
+
+class _TwoRulesBroken(p.Publisher):
+    subscription = _RecursesAndIgnoresZero
+
+
+# Fails 3.3 and 3.9; the 3.9 finding also stops 3.9.message's check (blocked), and fuzzing finds both again.
+breaks_3_3_and_3_9 = InProcessTarget(create_publisher=_TwoRulesBroken, name="breaks 3.3 and 3.9")
