@@ -5,9 +5,12 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import functools
+import os
+import pathlib
+import sys
 import tomllib
-from importlib import resources
 
+from rstck.core.install_cache import cached, file_stamp
 from rstck.core.plugins import profiles
 from rstck.core.verdict import LEVEL_GROUPS, LEVEL_VERDICTS, BadInput
 
@@ -117,16 +120,36 @@ class Catalog:
         return matched
 
 
+def _catalogue_of(package: str) -> dict:
+    """The parsed catalogue.toml of a profile's package (kept between runs: rstck/core/install_cache.py)."""
+    module = sys.modules.get(package)
+    directory = os.path.dirname(module.__file__) if module is not None and getattr(module, "__file__", None) else ""
+    path = os.path.join(directory, "catalogue.toml")
+    if not directory or not os.path.isfile(path):  # a package that is no plain directory (a zip)
+        from importlib import resources
+
+        entry = resources.files(package) / "catalogue.toml"
+        return _parsed(package, entry.read_text(encoding="utf-8"))
+    return cached("catalogue", file_stamp(path),
+                  lambda: _parsed(package, pathlib.Path(path).read_text(encoding="utf-8")))
+
+
+def _parsed(package: str, text: str) -> dict:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise BadInput(f"the catalogue {package}/catalogue.toml cannot be read: {exc}") from exc
+
+
 @functools.cache
 def load_catalog() -> Catalog:
     """Every installed profile's catalogue (its package's catalogue.toml), in the profiles' order."""
     items: list[Item] = []
     opt_in: set[str] = set()
     for profile in profiles():
-        entry = resources.files(profile.package) / "catalogue.toml"
         try:
-            data = tomllib.loads(entry.read_text(encoding="utf-8"))
-        except (OSError, tomllib.TOMLDecodeError) as exc:
+            data = _catalogue_of(profile.package)
+        except OSError as exc:
             raise BadInput(f"profile {profile.name!r}: its catalogue {profile.package}/catalogue.toml cannot be "
                            f"read: {exc}") from exc
         spec, url = data["spec"]["name"], data["spec"].get("url", "")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+from collections.abc import Iterable
 from typing import Callable
 
 from rstck.core.catalog import load_catalog
@@ -82,12 +83,14 @@ def import_checks(profile: Profile) -> None:
         importlib.import_module(f"{profile.package}.{module}")
 
 
-def all_checks() -> list[Check]:
-    """Every registered check, in catalogue order; each must name a catalogue item."""
-    for profile in profiles():
+def all_checks(of: Iterable[Profile] | None = None) -> list[Check]:
+    """Every registered check (of the profiles `of`, None: of every installed profile), in catalogue order; each
+    must name a catalogue item. Only the profiles asked for have their check modules imported."""
+    wanted = list(profiles() if of is None else of)
+    for profile in wanted:
         import_checks(profile)
     catalog = load_catalog()
-    checks = [_check(registered) for registered in _REGISTERED]
+    checks = [check for check in map(_check, _REGISTERED) if any(p.owns(check.func.__module__) for p in wanted)]
     for check in checks:
         catalog[check.rule]  # raises BadInput naming an unknown id
     order = {item.id: n for n, item in enumerate(catalog.items)}

@@ -16,9 +16,9 @@ import dataclasses
 import functools
 import importlib
 from collections.abc import Callable, Mapping
-from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
+from rstck.core.install_cache import cached, installed_distributions_stamp
 from rstck.core.verdict import BadInput
 
 if TYPE_CHECKING:
@@ -115,11 +115,34 @@ class Adapter:
         return self.rerun(spec) if self.rerun is not None else [spec]
 
 
-def _entry_points(group: str) -> list[metadata.EntryPoint]:
-    return sorted(metadata.entry_points(group=group), key=lambda e: e.name)
+@dataclasses.dataclass(frozen=True)
+class _EntryPoint:
+    """An installed plug-in: its name and where its object is ("module:attribute")."""
+
+    name: str
+    value: str
+
+    def load(self) -> Any:
+        module, _, attribute = self.value.partition(":")
+        loaded = importlib.import_module(module.strip())
+        for part in attribute.strip().split(".") if attribute.strip() else ():
+            loaded = getattr(loaded, part)
+        return loaded
 
 
-def _load(entry: metadata.EntryPoint, kind: type) -> Any:
+def _read_entry_points() -> dict[str, list[tuple[str, str]]]:
+    from importlib import metadata  # costly to import: only when the installation changed
+
+    return {group: sorted((entry.name, entry.value) for entry in metadata.entry_points(group=group))
+            for group in (PROFILES_GROUP, ADAPTERS_GROUP)}
+
+
+def _entry_points(group: str) -> list[_EntryPoint]:
+    found = cached("entry-points", installed_distributions_stamp(), _read_entry_points)
+    return [_EntryPoint(name, value) for name, value in found[group]]
+
+
+def _load(entry: _EntryPoint, kind: type) -> Any:
     try:
         loaded = entry.load()
     except Exception as exc:

@@ -7,7 +7,7 @@ from typing import Any
 
 from rstck.core.catalog import DEFAULT_PROFILE, Item, load_catalog
 from rstck.core.checks import UNTESTED, Check, all_checks
-from rstck.core.plugins import profile_of_module, profiles
+from rstck.core.plugins import Profile, profile_of_module, profiles
 from rstck.core.target import Target
 
 
@@ -47,13 +47,22 @@ def plan(target: Target, *, rules: str | None = None, subjects: frozenset[str] |
     catalog = load_catalog()
     selected = {item.id for item in catalog.select(rules, profile)}
     wanted = set(served_subjects(target)) & set(subjects or all_subjects())
-    checks = [check for check in all_checks() if check.rule in selected]
+    checks = [check for check in all_checks(_concerning(target, selected)) if check.rule in selected]
     planned = [Planned(check, target) for check in checks if check.subject in wanted]
     for owner in profiles():
         views = owner.checked_as(target, wanted) if owner.checked_as is not None else {}
         planned += [Planned(check, views[check.subject], f"as {check.subject}") for check in checks
                     if check.subject in views and profile_of_module(check.func.__module__) is owner]
     return planned
+
+
+def _concerning(target: Target, selected: set[str]) -> list[Profile]:
+    """The profiles a run of `target` needs the checks of: with a selected item, and a subject the target serves
+    or one of its kind may serve (a profile that concerns neither has nothing to run or to tell)."""
+    catalog = load_catalog()
+    specs = {catalog[rule].spec for rule in selected}
+    subjects = set(target.capabilities) | set(target.may_serve)
+    return [p for p in profiles() if p.name in specs and subjects & set(p.subjects)]
 
 
 def unserved(target: Target, *, rules: str | None = None, profile: str = DEFAULT_PROFILE) -> dict[str, int]:
@@ -66,12 +75,13 @@ def unserved(target: Target, *, rules: str | None = None, profile: str = DEFAULT
         if owner.checked_as is not None:
             served |= set(owner.checked_as(target, served))
     counts: dict[str, int] = {}
-    for check in all_checks():
+    for check in all_checks(_concerning(target, selected)):
         if check.rule in selected and check.subject in target.may_serve and check.subject not in served:
             counts[check.subject] = counts.get(check.subject, 0) + 1
     return counts
 
 
-def untested_items(rules: str | None = None) -> list[tuple[Item, str]]:
-    all_checks()  # rule modules declare their untested items when imported
+def untested_items(rules: str | None = None, *, specs: set[str] | None = None) -> list[tuple[Item, str]]:
+    """The selected items declared untested, with the reason: of the profiles named `specs` (None: every one)."""
+    all_checks(p for p in profiles() if specs is None or p.name in specs)  # check modules declare them on import
     return [(item, UNTESTED[item.id]) for item in load_catalog().select(rules) if item.id in UNTESTED]

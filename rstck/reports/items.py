@@ -51,7 +51,8 @@ def item_verdicts(rows: list[dict[str, Any]], rules: str | None = None) -> dict[
     catalog = load_catalog()
     sections = {(row["spec"], catalog[row["rule"]].section if row["rule"] in catalog else row["section"])
                 for row in rows if row["rule"]}
-    untested = {item.id: reason for item, reason in untested_items(rules) if (item.spec, item.section) in sections}
+    untested = {item.id: reason for item, reason in untested_items(rules, specs={spec for spec, _ in sections})
+                if (item.spec, item.section) in sections}
     order = [item.id for item in catalog.items] + [i for i in {**charged, **blocked} if i not in catalog]
     verdicts: dict[str, ItemVerdict] = {}
     first_error: dict[str, str] = {}

@@ -1,0 +1,80 @@
+"""What the kit reads of its installation, kept between runs: the plug-ins' entry points and the parsed
+catalogues. Reading them afresh costs a run more than its checks do (importlib.metadata reads every installed
+distribution; tomllib parses some 1,800 lines), and a one-check `rstck check` should cost little more than the
+interpreter's start (benchmarks/startup.py).
+
+An entry is keyed by what it was read from: the entry points by every distribution's metadata on sys.path (its
+directory and entry_points.txt, with their modification times), a catalogue by its file's path, size and
+modification time; an install, an upgrade or an edit changes the key, and the entry is read afresh. The cache
+lives in $RSTCK_CACHE_DIR, else $XDG_CACHE_HOME/rstck, else ~/.cache/rstck; where it cannot be read or written,
+every run reads afresh.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import sys
+from collections.abc import Callable
+from typing import Any
+
+_FORMAT = 1  # bumped when what is kept changes shape
+
+
+def _directory() -> str:
+    explicit = os.environ.get("RSTCK_CACHE_DIR")
+    if explicit:
+        return explicit
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "rstck")
+
+
+def _stamp(path: str) -> tuple[int, int] | None:
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    return status.st_size, status.st_mtime_ns
+
+
+def installed_distributions_stamp() -> list[tuple]:
+    """Every distribution's metadata on sys.path, with what would change when it is installed or replaced."""
+    found: list[tuple] = [tuple(sys.path)]
+    for entry in sys.path:
+        try:
+            names = sorted(os.listdir(entry or "."))
+        except OSError:
+            continue
+        for name in names:
+            if name.endswith((".dist-info", ".egg-info")):
+                meta = os.path.join(entry or ".", name)
+                found.append((meta, _stamp(meta), _stamp(os.path.join(meta, "entry_points.txt"))))
+    return found
+
+
+def cached(kind: str, key: Any, compute: Callable[[], Any]) -> Any:
+    """`compute()`, kept under `kind` for as long as `key` (plain data) stays the same."""
+    digest = hashlib.sha256(repr((_FORMAT, sys.version, key)).encode()).hexdigest()[:32]
+    path = os.path.join(_directory(), f"{kind}-{digest}.pickle")
+    try:
+        with open(path, "rb") as kept:
+            return pickle.load(kept)
+    except Exception:  # noqa: BLE001 - absent, unreadable or from another version: read afresh
+        pass
+    value = compute()
+    import tempfile  # only when the cache is written
+
+    try:
+        os.makedirs(_directory(), exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=_directory(), prefix=f".{kind}-")
+        with os.fdopen(handle, "wb") as out:
+            pickle.dump(value, out)
+        os.replace(temporary, path)  # whole or not at all, whoever reads it meanwhile
+    except OSError:
+        pass
+    return value
+
+
+def file_stamp(path: str) -> tuple[str, tuple[int, int] | None]:
+    return path, _stamp(path)
