@@ -80,7 +80,7 @@ class ReleasingTarget(InProcessTarget):
         self.abandoned: list[tuple[object, bool]] = []  # (session, whether it was sealed by then)
 
     def session_abandoned(self, session) -> None:
-        self.abandoned.append((session, session.abandoned))
+        self.abandoned.append((session, session.lifecycle.sealed))
         self.released.set()
 
 

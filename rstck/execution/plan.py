@@ -47,7 +47,7 @@ def plan(target: Target, *, rules: str | None = None, subjects: frozenset[str] |
     catalog = load_catalog()
     selected = {item.id for item in catalog.select(rules, profile)}
     wanted = set(served_subjects(target)) & set(subjects or all_subjects())
-    checks = [check for check in all_checks(_concerning(target, selected)) if check.rule in selected]
+    checks = [check for check in all_checks(_concerning(target)) if check.rule in selected]
     planned = [Planned(check, target) for check in checks if check.subject in wanted]
     for owner in profiles():
         views = owner.checked_as(target, wanted) if owner.checked_as is not None else {}
@@ -56,13 +56,12 @@ def plan(target: Target, *, rules: str | None = None, subjects: frozenset[str] |
     return planned
 
 
-def _concerning(target: Target, selected: set[str]) -> list[Profile]:
-    """The profiles a run of `target` needs the checks of: with a selected item, and a subject the target serves
-    or one of its kind may serve (a profile that concerns neither has nothing to run or to tell)."""
-    catalog = load_catalog()
-    specs = {catalog[rule].spec for rule in selected}
+def _concerning(target: Target) -> list[Profile]:
+    """The profiles a run of `target` needs the checks of: those with a subject the target serves or one of its
+    kind may serve (a profile that concerns neither has nothing to run or to tell). A profile's checks may decide
+    items of another's catalogue (the network profile's wire checks of 3.12), so the selection does not narrow it."""
     subjects = set(target.capabilities) | set(target.may_serve)
-    return [p for p in profiles() if p.name in specs and subjects & set(p.subjects)]
+    return [p for p in profiles() if subjects & set(p.subjects)]
 
 
 def unserved(target: Target, *, rules: str | None = None, profile: str = DEFAULT_PROFILE) -> dict[str, int]:
@@ -75,7 +74,7 @@ def unserved(target: Target, *, rules: str | None = None, profile: str = DEFAULT
         if owner.checked_as is not None:
             served |= set(owner.checked_as(target, served))
     counts: dict[str, int] = {}
-    for check in all_checks(_concerning(target, selected)):
+    for check in all_checks(_concerning(target)):
         if check.rule in selected and check.subject in target.may_serve and check.subject not in served:
             counts[check.subject] = counts.get(check.subject, 0) + 1
     return counts
