@@ -47,6 +47,8 @@ def add_check_command(commands: Any) -> None:
     check.add_argument("--results", metavar="DIR", help="write one JSON Lines row per check into DIR")
     check.add_argument("--html", metavar="FILE", help="write the HTML report of this run to FILE")
     check.add_argument("--junit", metavar="FILE", help="write JUnit XML of this run to FILE")
+    check.add_argument("--repro", metavar="DIR",
+                       help="write a standalone reproducer script per failing finding into DIR (docs/reproducers.md)")
     check.add_argument("--allow", metavar="FILE",
                        help="an allowlist of known deviations (TOML; see docs/reports.md): their failures are "
                             "`allowed` until the entry expires")
@@ -123,6 +125,12 @@ def run_check_command(args: argparse.Namespace) -> int:
     notes = list(outcome.notes) + allowance.messages()
     for note in notes:
         print(f"note: {escape_controls(note)}")
+    if args.repro:  # after the table: the rows then carry their scripts into the results and the report
+        from rstck.reports.repro import attach_reproducers, summary
+
+        made = attach_reproducers(rows, args.repro)
+        print("\n" + "\n".join(escape_controls(line) for line in summary(made, args.repro)))
+        observer.rewrite(rows)
     write_reports(rows, html=args.html, junit=args.junit, notes=notes, suite=f"rstck {outcome.target}",
                   verdicts={outcome.target: verdicts})
     if outcome.interrupted:
@@ -169,6 +177,14 @@ class _CheckObserver(Observer):
             if self._results is None:
                 self._results = ResultsFile(self._results_directory, "check", row["implementation"])
             self._results.write(row)
+
+    def rewrite(self, rows: list[dict[str, Any]]) -> None:
+        """The results file again, with the rows as they stand at the end (each with its reproducer)."""
+        if self._results is not None:
+            self._results = ResultsFile(self._results_directory, "check", rows[0]["implementation"])
+            for row in rows:
+                self._results.write(row)
+            self._results.close()
 
     def close(self) -> None:
         if self.tty and self._line:

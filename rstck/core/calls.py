@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Callable
 
+from rstck.core.evidence import CALL, recorded
 from rstck.core.signals import show
 
 if TYPE_CHECKING:
@@ -83,9 +84,13 @@ class Calls:
                     raise instead from raised
                 signal.outcome = f"raised {show(raised)}"
                 self._findings.violate(rule_if_raises, f"{method}() to return normally",
-                                       f"#{signal.seq} raised {show(raised)}", check_goes_on=check_goes_on)
+                                       f"#{signal.seq} raised {show(raised)}", check_goes_on=check_goes_on,
+                                       claim=CALL)
         return raised
 
+    @recorded("expect_raise", lambda calls, evidence, obj, method, args, *, error_type, rule, actor="publisher": {
+        "on": evidence.value(obj), "method": method, "args": [evidence.value(a) for a in args],
+        "error_type": error_type, "rule": rule}, lambda calls: calls._session.evidence)
     def expecting_error(self, obj: Any, method: str, args: tuple, *, error_type: str, rule: str,
                         actor: str = "publisher") -> None:
         """Call a method that the rule says must raise `error_type` to its caller (1.9, 2.13)."""
@@ -94,7 +99,8 @@ class Calls:
             raised = self._attempt(obj, method, args)
             if raised is None:
                 signal.outcome = "returned normally"
-                self._findings.violate(rule, f"{method}() to raise {error_type}", f"#{signal.seq} returned normally")
+                self._findings.violate(rule, f"{method}() to raise {error_type}", f"#{signal.seq} returned normally",
+                                       claim=CALL)
                 return
             not_made = self._target.call_not_made(raised, signal.call_text())
             if not_made is not None:
@@ -102,7 +108,7 @@ class Calls:
             signal.outcome = f"raised {show(raised)}"
             if error_type not in {cls.__name__ for cls in type(raised).__mro__}:
                 self._findings.violate(rule, f"{method}() to raise {error_type}",
-                                       f"#{signal.seq} raised {show(raised)}")
+                                       f"#{signal.seq} raised {show(raised)}", claim=CALL)
 
     def _attempt(self, obj: Any, method: str, args: tuple) -> BaseException | None:
         """Make the call; what the implementation raised, if anything (RetryCallMode goes on to the runner)."""

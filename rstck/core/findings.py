@@ -33,11 +33,13 @@ class Findings:
         self.kit_errors: list[BaseException] = []  # a check's own reaction raised
         self.must_broken = False  # a MUST item is violated already
 
-    def violate(self, rule: str, expected: str, observed: str, *, check_goes_on: bool = False) -> None:
+    def violate(self, rule: str, expected: str, observed: str, *, check_goes_on: bool = False,
+                claim: dict | None = None) -> None:
         """Record a violation. The first few of each rule are kept with their trace context; after that
         they are only counted, so that an implementation that breaks a rule on every element of an endless
         stream costs no memory. `check_goes_on`: the violation does not stop the check at its next settle
-        or expectation (it is raised when the check ends), so that the check still judges its own item."""
+        or expectation (it is raised when the check ends), so that the check still judges its own item.
+        `claim`: how a reproducer observes it again (rstck/core/evidence.py), when one can."""
         charged = self.rule_aliases.get(rule, rule)
         if charged is None:
             self._trace.note(f"{observed} (not charged by this check: {rule} of the core, or an item it does not "
@@ -47,7 +49,7 @@ class Findings:
         seen = self._counts[rule] = self._counts.get(rule, 0) + 1
         if seen > VIOLATIONS_KEPT_PER_RULE:
             return
-        violation = RuleViolation(rule, expected, observed)
+        violation = RuleViolation(rule, expected, observed, claim=claim)
         violation.check_goes_on = check_goes_on
         self.violations.append(violation)
         self.must_broken = self.must_broken or load_catalog()[rule].is_must

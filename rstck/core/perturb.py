@@ -24,6 +24,7 @@ import threading
 import time
 from typing import Any
 
+from rstck.core.evidence import recorded
 from rstck.core.kit_threads import is_kit_thread, start_kit_thread
 from rstck.core.thread_states import read_states
 
@@ -100,11 +101,17 @@ def _done(session: Any, ended_by: str, started: float, why: str) -> None:
         session.trace.note(f"lingered {(time.monotonic() - started) * 1000:.1f} ms {why}: ended by {ended_by}")
 
 
+def _evidence(session: Any) -> Any:
+    return getattr(session, "evidence", None)
+
+
+@recorded("linger", lambda session, evidence, why="": {}, _evidence)
 def yield_to_target(session: Any, why: str = "") -> None:
     """Give the target's threads their turn at a chosen point of the check's own thread."""
     linger(session, why=why)
 
 
+@recorded("join", lambda session, evidence, thread, rule: {"rule": rule}, _evidence)
 def join_kit_thread(session: Any, thread: threading.Thread, rule: str) -> None:
     """Wait for a kit thread started by `on_second_thread` until the check's deadline; a call still under way
     then is the target's hang, charged to `rule`."""
@@ -156,8 +163,14 @@ def on_second_thread(session: Any, probe: Any, call: Any, what: str) -> threadin
         call()
         return None
     session.trace.note(f"{probe.name} {what} on a second thread while this signal is in flight")
-    thread = start_kit_thread(call, "rstck-second-thread")
-    thread.join(max(0.0, min(LINGER_BOUND_S, session.deadline - time.monotonic())))
+    evidence = _evidence(session)
+    frame = evidence.begin({"op": "second_thread", "bound_s": LINGER_BOUND_S}) if evidence is not None else None
+    try:
+        thread = start_kit_thread(evidence.on_thread(call) if evidence is not None else call, "rstck-second-thread")
+        thread.join(max(0.0, min(LINGER_BOUND_S, session.deadline - time.monotonic())))
+    finally:
+        if frame is not None:
+            evidence.end(frame)
     return thread if thread.is_alive() else None
 
 

@@ -17,6 +17,7 @@ import time
 from typing import Any, Callable
 
 from rstck.api import MAX_DEMAND
+from rstck.core.evidence import EXPECTATION, MONITOR, recorded
 from rstck.core.signals import HEAD as TAPE_HEAD
 from rstck.core.signals import Label, Signal, kept_as as _kept_as, show
 from rstck.core.signals import SMALL_INT_HIGH as _SMALL_INT_HIGH
@@ -107,6 +108,76 @@ def _ordinary_demand(n: Any) -> bool:
     return isinstance(n, int) and not isinstance(n, bool) and 0 < n < MAX_DEMAND
 
 
+def _evidence(kit_object: Any) -> Any:
+    """The evidence of the check a probe or kit publisher belongs to (rstck/core/evidence.py)."""
+    session = getattr(kit_object, "_session", None) or getattr(kit_object, "session", None)
+    return getattr(session, "evidence", None)
+
+
+def described(**what: Any) -> Callable[[Reaction], Reaction]:
+    """Mark a probe's reaction with what it does, as data a reproducer acts on (rstck/core/evidence.py) instead of
+    replaying only what it did in this run: `requests` (a list of n), `cancel`, made at the element number `at`
+    (else in every signal of its kind, while fewer than `while_below` elements came), `on_second_thread`,
+    `judged_all_the_same` (as request's)."""
+
+    def mark(reaction: Reaction) -> Reaction:
+        reaction.describes = what  # type: ignore[attr-defined]
+        return reaction
+
+    return mark
+
+
+def requesting(n: int, *, while_below: int | None = None) -> Reaction:
+    """A reaction that requests `n` from inside every signal of its kind (while fewer than `while_below` elements
+    came)."""
+
+    @described(requests=[n], while_below=while_below)
+    def request_more(probe: ProbeSubscriber, _arg: Any) -> None:
+        if while_below is None or probe.received < while_below:
+            probe.request(n)
+
+    return request_more
+
+
+def at_element(at: int, *, requests: tuple[int, ...] = (), cancel: bool = False,
+               judged_all_the_same: bool = False) -> Reaction:
+    """A reaction that, inside the signal that brings element number `at`, requests each of `requests`, then cancels
+    if `cancel`."""
+
+    @described(at=at, requests=list(requests), cancel=cancel, judged_all_the_same=judged_all_the_same)
+    def act(probe: ProbeSubscriber, _arg: Any) -> None:
+        if probe.received == at:
+            for n in requests:
+                probe.request(n, judged_all_the_same=judged_all_the_same)
+            if cancel:
+                probe.cancel()
+
+    return act
+
+
+def _described(reaction: Reaction | None) -> dict[str, Any] | None:
+    return getattr(reaction, "describes", None)
+
+
+_REQUIRED = object()
+
+
+def _probe_op(what: str = "", **parameters: Any):
+    """An operation of a probe's, for the evidence: the probe's name and its arguments (`parameters`: their names in
+    order, with their defaults, _REQUIRED for none); for an expectation (`what` it expects), every argument, else
+    those given another value than their default."""
+
+    def describe(probe: Any, evidence: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        given = {**parameters, **dict(zip(parameters, args)), **kwargs}
+        data = {"probe": probe.name.replace("#", ""), **({"what": what} if what else {})}
+        for name, value in given.items():
+            if what or parameters[name] is _REQUIRED or value != parameters[name]:
+                data[name] = evidence.value(value)
+        return data
+
+    return describe
+
+
 class ProbeSubscriber:
     """Subscribes to a publisher under test, requests when told, and records what arrives.
 
@@ -161,6 +232,11 @@ class ProbeSubscriber:
         self._tape = self.trace.tape(name)
         self._check_thread_id = session.check_thread_id
         self._refresh()
+        evidence = _evidence(self)
+        if evidence is not None:
+            repeats = {kind: _described(r) for kind, r in self.reactions.items() if _described(r) is not None}
+            evidence.named(self, name, kind="probe", dwell_s=dwell_s, fail_on_next=fail_on_next, timed=timed,
+                           linger_in=sorted(linger_in), repeats=repeats)
 
     def __repr__(self) -> str:
         return self.name
@@ -213,11 +289,14 @@ class ProbeSubscriber:
                                                       or self.timed or self._session.lifecycle.sealed)
                         and self.reactions["on_next"] is None)
 
+    @recorded("linger_also", _probe_op(kind=_REQUIRED), _evidence)
     def linger_also(self, kind: str) -> None:
         """From now on the probe lingers inside `kind` too (rstck.core.perturb)."""
         self.linger_in = self.linger_in | {kind}
         self._refresh()
 
+    @recorded("react", lambda probe, evidence, kind, reaction: {"probe": probe.name.replace("#", ""), "kind": kind,
+                                                                 "repeat": _described(reaction)}, _evidence)
     def react(self, kind: str, reaction: Reaction | None) -> None:
         """Set (or clear, with None) what the probe does from inside `kind`."""
         self.reactions[kind] = reaction
@@ -269,6 +348,10 @@ class ProbeSubscriber:
                 depth = self._on_next_depth.get(me, 0) + 1
                 self._on_next_depth[me] = depth
                 self._max_depth = max(self._max_depth, depth)
+        evidence = _evidence(self)
+        if evidence is not None:
+            nth = self.received + 1 if kind == "on_next" else evidence.arrival(self.name, kind)
+            evidence.enter_signal(self.name, kind, nth, described=_described(self.reactions.get(kind)) is not None)
         self.trace.enter()
         try:
             if others:
@@ -300,6 +383,8 @@ class ProbeSubscriber:
                 signal.outcome = f"raised {show(error)} (on purpose)"
                 raise error
         finally:
+            if evidence is not None:
+                evidence.leave_signal()
             self._refresh()
             self.trace.leave()
             with self._lock:
@@ -358,6 +443,7 @@ class ProbeSubscriber:
 
     # -- what the kit calls on the subscription -------------------------------------
 
+    @recorded("request", _probe_op(n=_REQUIRED, rule_if_raises=None, judged_all_the_same=False), _evidence)
     def request(self, n: int, *, rule_if_raises: str | None = None, judged_all_the_same: bool = False) -> None:
         """Signal demand. A raise is a violation of 3.16 (3.2 when called from within a signal).
         `judged_all_the_same`: a raise does not stop the check, whose own item judges what else this request
@@ -390,6 +476,7 @@ class ProbeSubscriber:
             spent_in_probe = getattr(self._callback_ns, "value", 0) - before
             self.last_request_s = max(0, time.perf_counter_ns() - started - spent_in_probe) / 1e9
 
+    @recorded("request_after_terminal", _probe_op(n=_REQUIRED, rule_if_raises="1.6"), _evidence)
     def request_after_terminal(self, n: int, *, rule_if_raises: str = "1.6") -> None:
         """Request once the stream has ended: the subscription counts as cancelled (1.6), so the call must
         return normally and draw no signal (3.6), whatever `n` (3.9 binds only a live subscription). A
@@ -406,6 +493,7 @@ class ProbeSubscriber:
         self._session.calls.make(self.subscription, "request", (n,), actor=self.subscription_name,
                                  rule_if_raises=rule_if_raises)
 
+    @recorded("cancel", _probe_op(rule_if_raises="3.15"), _evidence)
     def cancel(self, *, rule_if_raises: str = "3.15") -> None:
         """Cancel; also allowed after a terminal signal, where it must be a NOP (1.6)."""
         if self.subscription is None:
@@ -428,6 +516,7 @@ class ProbeSubscriber:
             self._cancel_under_way = False
             self._refresh()
 
+    @recorded("let_go", _probe_op(), _evidence)
     def let_go_of_subscription(self) -> None:
         """Drop the probe's reference to its (cancelled) subscription: the kit's own reference is no
         reference of the publisher's (3.13), and across a bridge to another process it would keep the
@@ -439,6 +528,7 @@ class ProbeSubscriber:
         if not self._session.findings.violations:  # once is evidence enough
             self._violate("1.9", f"on_subscribe (a subscription to {call} on)", "no on_subscribe arrived")
 
+    @recorded("silence", _probe_op(rule=_REQUIRED), _evidence)
     def silence(self, rule: str | None) -> None:
         """From now on any signal to this probe violates `rule` (None: no longer)."""
         self.silence_rule = rule
@@ -458,11 +548,11 @@ class ProbeSubscriber:
         return "on_complete" if self.completed else f"on_error({show(self.errors[0])})"
 
     def _violate(self, rule: str, expected: str, observed: str) -> None:
-        self._session.findings.violate(rule, expected, observed)
+        self._session.findings.violate(rule, expected, observed, claim=MONITOR)
 
     def _fail(self, rule: str, expected: str, observed: str) -> None:
         self._session.findings.raise_pending()
-        raise RuleViolation(rule, expected, observed + self._session.quiet_note())
+        raise RuleViolation(rule, expected, observed + self._session.quiet_note(), claim=EXPECTATION)
 
     def observed(self) -> str:
         parts = [f"{self.received} on_next"]
@@ -479,10 +569,12 @@ class ProbeSubscriber:
         the settler waits for it up to the check's deadline first, so a slow target is not failed early."""
         return arrived() or self._session.settler.await_signal(arrived, self._session.deadline)
 
+    @recorded("expect", _probe_op("subscribed", rule="1.9"), _evidence)
     def expect_subscribed(self, rule: str = "1.9") -> None:
         if not self._awaited(lambda: self.subscribed):
             self._fail(rule, "on_subscribe", "no on_subscribe arrived")
 
+    @recorded("expect", _probe_op("elements", count=_REQUIRED, rule=_REQUIRED), _evidence)
     def expect_elements(self, count: int, rule: str) -> None:
         """Exactly `count` elements; more than that within demand breaks the target's contract, not `rule`."""
         self.expect_subscribed()
@@ -496,11 +588,13 @@ class ProbeSubscriber:
         if got != count:
             self._fail(rule, f"{count} on_next", self.observed())
 
+    @recorded("expect", _probe_op("complete", rule="1.5"), _evidence)
     def expect_complete(self, rule: str = "1.5") -> None:
         self.expect_subscribed()
         if not self._awaited(lambda: self.terminated) or not self.completed:
             self._fail(rule, "on_complete", self.observed())
 
+    @recorded("expect", _probe_op("error", error_type=_REQUIRED, rule=_REQUIRED), _evidence)
     def expect_error(self, error_type: str, rule: str) -> BaseException:
         """Expect on_error with an exception whose class (or a base class) is named `error_type`."""
         self.expect_subscribed()
@@ -576,7 +670,8 @@ class ProbeSubscription:
             where = f"#{signal.seq} {signal.call_text()}"
             if overlapping:
                 session.findings.violate("2.7", "request and cancel called serially",
-                                         f"{where} began on {signal.thread} while another call was still running")
+                                         f"{where} began on {signal.thread} while another call was still running",
+                                         claim=MONITOR)
             if self.publisher.dwell_s and threading.current_thread() is not session.check_thread:
                 time.sleep(self.publisher.dwell_s)  # widen the window in which an overlap can show
             if self.publisher.linger_in_calls and not overlapping:
@@ -586,17 +681,18 @@ class ProbeSubscription:
             if inside and inside[-1][0] is not self.subscriber and all(s is not self.subscriber for s, _ in inside):
                 session.findings.violate("3.1", "request/cancel called only from within its own subscriber",
                                          f"{where} was made while {session.labels.of(inside[-1][0])} was being "
-                                         "signalled")
+                                         "signalled", claim=MONITOR)
             in_terminal = [k for s, k in inside if s is self.subscriber and k in ("on_complete", "on_error")]
             if silence_rule:
-                session.findings.violate(silence_rule, "no further call on the subscription", where)
+                session.findings.violate(silence_rule, "no further call on the subscription", where, claim=MONITOR)
             elif in_terminal:
-                session.findings.violate("2.3", f"no call on the subscription from within {in_terminal[-1]}", where)
+                session.findings.violate("2.3", f"no call on the subscription from within {in_terminal[-1]}", where,
+                                         claim=MONITOR)
             elif terminal and terminal_returned and kind == "request":
                 # A profile with no sentence that makes the call a NOP (the draft) charges it.
                 if "2.4" in session.findings.rule_aliases:
                     session.findings.violate("2.4", f"the subscription considered cancelled after {terminal}: no "
-                                             "request", where)
+                                             "request", where, claim=MONITOR)
                 else:  # 1.6 and 3.6 make it a NOP, which a subscriber considering it cancelled may still make
                     session.trace.note(f"{where} came after {terminal}: a NOP on a subscription that counts as "
                                        "cancelled (1.6, 3.6), not charged to 2.4")
@@ -604,6 +700,23 @@ class ProbeSubscription:
             with self._lock:
                 self._calling[me] -= 1
             signal.outcome = "returned normally"
+
+
+def _send_op(source: Any, evidence: Any, kind: str, args: list, subscription: Any, rule: str) -> dict[str, Any]:
+    """A signal a check has a kit publisher send, for the evidence; `subscription` by its place among the
+    publisher's (the last one when None)."""
+    data = {"source": source.name.replace("#", ""), "kind": kind, "args": [evidence.value(a) for a in args],
+            **_which(source, subscription)}
+    if rule != "2.13":
+        data["rule_if_raises"] = rule
+    return data
+
+
+def _which(source: Any, subscription: Any) -> dict[str, int]:
+    """A kit publisher's subscription other than its last, for the evidence: by its place among them."""
+    if subscription is not None and subscription is not source.subscriptions[-1]:
+        return {"subscription": source.subscriptions.index(subscription)}
+    return {}
 
 
 class ProbePublisher:
@@ -639,6 +752,14 @@ class ProbePublisher:
         self._fail_with = fail_with
         self._signals = SerialCalls()
         self._draining = False
+        evidence = _evidence(self)
+        if evidence is not None:
+            if elements is None or isinstance(elements, (range, list, tuple)):
+                evidence.named(self, name, kind="source", elements=evidence.value(elements),
+                               fail_with=evidence.value(fail_with), dwell_s=dwell_s,
+                               second_subscription=second_subscription, linger_in_calls=linger_in_calls)
+            else:  # an iterator: what it yields is known only once served
+                evidence.cannot("the kit's source serves elements from an iterator a script cannot write out")
 
     def __repr__(self) -> str:
         return self.name
@@ -647,6 +768,8 @@ class ProbePublisher:
     def subscription(self) -> ProbeSubscription:
         return self.subscriptions[-1]
 
+    @recorded("source_subscribe", lambda source, evidence, subscriber: {
+        "source": source.name.replace("#", ""), "subscriber": evidence.value(subscriber)}, _evidence)
     def subscribe(self, subscriber: Any) -> None:
         """The Publisher method: hand `subscriber` a recording subscription (on_subscribe)."""
         session = self.session
@@ -654,7 +777,7 @@ class ProbePublisher:
             raise TypeError(f"{self.name}.subscribe: subscriber must not be None (rule 1.9)")
         for kind in (k for s, k in session.signalling.in_progress() if k in ("on_complete", "on_error")):
             session.findings.violate("2.3", f"no call on the publisher from within {kind}",
-                                     f"{session.labels.of(subscriber)} subscribed from within {kind}")
+                                     f"{session.labels.of(subscriber)} subscribed from within {kind}", claim=MONITOR)
         subscription = self.subscription_class(self, subscriber, session.labels.fresh("sub"))
         session.ends.handed_out(self, subscriber, subscription)
         self.subscriptions.append(subscription)
@@ -667,11 +790,16 @@ class ProbePublisher:
 
     # -- what checks send ----------------------------------------------------------------
 
+    @recorded("send", lambda source, evidence, item, *, subscription=None, rule_if_raises="2.13": _send_op(
+        source, evidence, "on_next", [item], subscription, rule_if_raises), _evidence)
     def send_next(self, item: Any, *, subscription: ProbeSubscription | None = None,
                   rule_if_raises: str = "2.13") -> None:
         sub = subscription or self.subscription
         self._signals.run(lambda: self._emit(sub, "on_next", item, rule_if_raises=rule_if_raises))
 
+    @recorded("send_available", lambda source, evidence, items, *, subscription=None, limit=None, after_cancel=0: {
+        "source": source.name.replace("#", ""), "items": evidence.value(items), "limit": limit,
+        "after_cancel": after_cancel, **_which(source, subscription)}, _evidence)
     def send_available(self, items: Any, *, subscription: ProbeSubscription | None = None,
                        limit: int | None = None, after_cancel: int = 0) -> int:
         """Send as many of `items` as the subscriber has demand for (at most `limit`), and after its
@@ -691,10 +819,14 @@ class ProbePublisher:
             sent += 1
         return sent
 
+    @recorded("send", lambda source, evidence, *, subscription=None, rule_if_raises="2.13": _send_op(
+        source, evidence, "on_complete", [], subscription, rule_if_raises), _evidence)
     def send_complete(self, *, subscription: ProbeSubscription | None = None, rule_if_raises: str = "2.13") -> None:
         sub = subscription or self.subscription
         self._signals.run(lambda: self._terminate(sub, "on_complete", rule_if_raises=rule_if_raises))
 
+    @recorded("send", lambda source, evidence, error, *, subscription=None, rule_if_raises="2.13": _send_op(
+        source, evidence, "on_error", [error], subscription, rule_if_raises), _evidence)
     def send_error(self, error: BaseException, *, subscription: ProbeSubscription | None = None,
                    rule_if_raises: str = "2.13") -> None:
         sub = subscription or self.subscription
@@ -800,6 +932,9 @@ class ProbeObserver:
         self.session = session
         self.name = name
         self.processed: list[tuple[str, Any]] = []
+        evidence = _evidence(self)
+        if evidence is not None:
+            evidence.named(self, name, kind="observer")
 
     def _record(self, kind: str, *args: Any) -> None:
         self.processed.append((kind, args[0] if args else None))

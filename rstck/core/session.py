@@ -20,6 +20,7 @@ import time
 from typing import TYPE_CHECKING, Any, Callable
 
 from rstck.core.calls import Calls
+from rstck.core.evidence import Evidence, recorded
 from rstck.core.findings import Findings
 from rstck.core.kit_ends import KitEnds
 from rstck.core.kit_threads import start_kit_thread
@@ -45,6 +46,7 @@ class Session:
     def __init__(self, target: Target, deadline_s: float):
         self.target = target
         self.trace = Trace()
+        self.evidence = Evidence(self.trace)  # what a reproducer of this check needs (rstck/core/evidence.py)
         self.deadline = time.monotonic() + deadline_s
         self._check_thread: threading.Thread | None = None
         self.check_thread_id: int | None = None
@@ -133,7 +135,12 @@ class Session:
 
     def subscribe(self, publisher: Any, probe: ProbeSubscriber | None = None, **options: Any) -> ProbeSubscriber:
         """Subscribe a probe (a new one unless given) to `publisher`; subscribe must return normally (1.9)."""
-        probe = probe or self.probe(**options)
+        return self._subscribe(publisher, probe or self.probe(**options))
+
+    @recorded("subscribe", lambda self, evidence, publisher, probe: {"publisher": evidence.value(publisher),
+                                                                     "probe": evidence.value(probe)},
+              lambda self: self.evidence)
+    def _subscribe(self, publisher: Any, probe: ProbeSubscriber) -> ProbeSubscriber:
         if getattr(probe, "subscribe_calls", 0):
             self.findings.kit_fault("1.10", "a different subscriber for each subscribe",
                                     f"{probe.name} subscribed again")
@@ -146,6 +153,7 @@ class Session:
 
     # -- settling -------------------------------------------------------------------------------
 
+    @recorded("settle", lambda self, evidence: {}, lambda self: self.evidence)
     def settle(self) -> SettleOutcome:
         """Return once the target can produce no further signal without outside input."""
         outcome = self.settler.settle(self.deadline)
@@ -198,6 +206,7 @@ class Session:
             self.lifecycle.close_at_end(lambda: close_loop(loop), "the event loop")
         return self.settler.loop
 
+    @recorded("another_thread", lambda self, evidence, call, *, rule: {"rule": rule}, lambda self: self.evidence)
     def on_another_thread(self, call: Callable[[], None], *, rule: str) -> None:
         """Make `call` on a kit thread other than the check's, and wait for it: nothing else of the kit's
         runs meanwhile, so its calls stay serial. An implementation that lives on the kit's event loop gets
@@ -207,7 +216,7 @@ class Session:
             self.trace.note("the implementation lives on the kit's event loop: the call stays on the loop's thread")
             call()
             return
-        thread = start_kit_thread(call, "rstck-another-thread")
+        thread = start_kit_thread(self.evidence.on_thread(call), "rstck-another-thread")
         thread.join(max(0.0, self.deadline - time.monotonic()))
         if thread.is_alive():
             raise RuleViolation(rule, "the call made on another thread to return", "it had not returned by the "

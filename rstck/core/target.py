@@ -157,6 +157,8 @@ class Target:
         session = self._by_thread.get(threading.current_thread()) or self._active
         if session is None:
             raise RuntimeError(f"target.{what} exists only while a check runs: use it inside a factory")
+        session.evidence.cannot(f"the implementation uses the kit's target.{what}, which exists only while a check "
+                                "runs")
         return session
 
     def __repr__(self) -> str:

@@ -51,12 +51,15 @@ class RuleViolation(AssertionError):
     the item it breaks.
     """
 
-    def __init__(self, rule: str, expected: str, observed: str = "", *, timed_out: bool = False):
+    def __init__(self, rule: str, expected: str, observed: str = "", *, timed_out: bool = False,
+                 claim: dict | None = None):
         super().__init__(f"{rule}: expected {expected}; observed {observed}")
         self.rule = rule
         self.expected = expected
         self.observed = observed
         self.timed_out = timed_out
+        # How a reproducer observes the violation again (rstck/core/evidence.py); None: no reproducer can yet.
+        self.claim = claim
 
 
 class Unsupported(Exception):

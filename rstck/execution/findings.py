@@ -10,17 +10,20 @@ violation recorded before it weighs more (a hang never hides a violation).
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import textwrap
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from rstck.core.catalog import load_catalog
+from rstck.core.evidence import HANG
 from rstck.core.verdict import LEVEL_VERDICTS, RuleViolation, Verdict
 from rstck.execution.rows import SCHEMA_VERSION, recorded_now
 
 if TYPE_CHECKING:
     from rstck.core.calls import Outstanding
+    from rstck.core.session import Session
 
 
 @dataclasses.dataclass
@@ -52,14 +55,20 @@ class Result:
     # same behaviour broke, or the check's own item when another's finding did not keep it from deciding.
     also_charged: list[dict[str, str]] = dataclasses.field(default_factory=list)
     recorded_at: str = dataclasses.field(default_factory=recorded_now)
+    # What a reproducer of a fail or warn needs (rstck/core/evidence.py, rstck/reports/repro), or why none can be
+    # made: {"unsupported": reason}. None for every other verdict.
+    evidence: dict[str, Any] | None = None
+    # The finding's standalone script, once one is written (rstck/reports/repro): {"path", "command"}, or {"none": why}.
+    reproducer: dict[str, str] | None = None
 
     reason: str = ""  # one line, for tables
     # Threads an abandoned check left busy (not part of the row): the worker process is then replaced.
     leftovers: list[str] = dataclasses.field(default_factory=list, repr=False, compare=False)
+    # The violation the verdict rests on (not part of the row): its claim says how a reproducer observes it.
+    finding: RuleViolation | None = dataclasses.field(default=None, repr=False, compare=False)
 
     def row(self) -> dict[str, Any]:
-        row = {"schema": SCHEMA_VERSION, **dataclasses.asdict(self)}
-        row.pop("leftovers")
+        row = {"schema": SCHEMA_VERSION, **copy.deepcopy({name: getattr(self, name) for name in _RESULT_FIELDS})}
         row["verdict"] = self.verdict.value
         row["implementation"] = self.implementation or self.target
         # The sentence travels with the row: a report of a later version reads it without this catalogue.
@@ -74,7 +83,7 @@ class Result:
         return cls(**{**values, "verdict": Verdict(row["verdict"])})
 
 
-_RESULT_FIELDS = tuple(f.name for f in dataclasses.fields(Result) if f.name != "leftovers")
+_RESULT_FIELDS = tuple(f.name for f in dataclasses.fields(Result) if f.name not in ("leftovers", "finding"))
 # The fields of a result row (JSON Lines).
 ROW_FIELDS = ("schema", *_RESULT_FIELDS, "section", "text")
 
@@ -82,6 +91,7 @@ ROW_FIELDS = ("schema", *_RESULT_FIELDS, "section", "text")
 def charge(result: Result, violation: RuleViolation) -> None:
     """The row charges `violation`: its item's verdict, the reason, and the message's head (the item and its
     sentence, expected, observed, and every other item `result.also_charged` names as broken)."""
+    result.finding = violation
     item = load_catalog()[violation.rule]
     result.verdict = LEVEL_VERDICTS[item.level]
     result.timed_out = result.timed_out or violation.timed_out
@@ -96,6 +106,20 @@ def charge(result: Result, violation: RuleViolation) -> None:
     for other in result.also_charged:
         if other["verdict"] != Verdict.PASS.value:
             result.message += f"\n  also {other['verdict']}: {other['reason']}"
+
+
+def reproduction_evidence(session: Session, finding: RuleViolation | None, rule: str,
+                          timeout_s: float) -> dict[str, Any]:
+    """What a reproducer of `finding` (a violation of `rule`) needs, or why none can be made
+    (rstck/core/evidence.py); `timeout_s`: the deadline the calls had."""
+    evidence = session.evidence.export()
+    claim = getattr(finding, "claim", None)
+    if "unsupported" in evidence:
+        return evidence
+    if claim is None:
+        return {"unsupported": f"how the kit judged {rule} here is not one a reproducer can express yet"}
+    return {**evidence, "claim": {**claim, "rule": rule}, "deadline_s": timeout_s,
+            "responsiveness_bound_s": session.target.responsiveness_bound_s, "event_loop": session.settler.loop_used}
 
 
 def charge_error(result: Result, reason: str, message: str = "") -> None:
@@ -157,7 +181,7 @@ def judge_hang(hang: Hang, violations: Sequence[RuleViolation], *, rule: str = "
     weighs more."""
     stuck = hang.stuck
     if stuck is not None:
-        hung = RuleViolation(stuck.rule, f"{stuck.text} to return", hang.how_long, timed_out=True)
+        hung = RuleViolation(stuck.rule, f"{stuck.text} to return", hang.how_long, timed_out=True, claim=HANG)
     else:
         hung = RuleViolation(rule, f"{running} to finish",
                              hang.how_long.replace("it had not returned", "it was still running"), timed_out=True)

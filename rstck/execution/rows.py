@@ -1,8 +1,10 @@
 """Result rows as files hold them: the schema, reading rows of any earlier version, and the merge.
 
-Schema 1 (this version) is `findings.Result.row()`: every field of schema 0 (rows written before
+Schema 2 (this version) is `findings.Result.row()`: every field of schema 1 plus evidence (what a reproducer
+of a fail or warn needs, rstck/core/evidence.py; None otherwise) and reproducer (the script written for it,
+rstck/reports/repro; None until one is asked for). Schema 1 added to schema 0 (rows written before
 rows carried a version: target, spec, rule, level, check, role, verdict, violated, duration_s,
-message, trace, settled_by, timed_out, node_id, seed, reason) plus schema, implementation,
+message, trace, settled_by, timed_out, node_id, seed, reason) schema, implementation,
 section, text, description, replay, loaded_as, deviation and recorded_at. A reader fills what an older row
 lacks, keeps what a newer one adds, and shows a verdict it does not know as it is: rows of a
 later profile (another spec, other sections) need no change here or in the report.
@@ -19,7 +21,7 @@ from typing import Any, Iterable
 
 from rstck.core.verdict import BadInput
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 # What a row must have to be one; every other field has a default (what `upgrade` fills in).
 _REQUIRED = ("target", "rule", "verdict")
@@ -27,7 +29,7 @@ FIELD_DEFAULTS: dict[str, Any] = {
     "spec": "", "level": "", "check": "", "role": "", "violated": "", "duration_s": 0.0, "message": "",
     "trace": "", "settled_by": "", "timed_out": False, "node_id": "", "seed": "", "reason": "",
     "implementation": "", "section": "", "text": "", "description": "", "replay": "", "loaded_as": "", "deviation": None,
-    "recorded_at": "", "also_charged": (),
+    "recorded_at": "", "also_charged": (), "evidence": None, "reproducer": None,
 }
 _VIEW_SUFFIX = re.compile(r" \(processor as \w+\)$")  # how a processor's views were named in schema 0
 

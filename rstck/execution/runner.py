@@ -23,7 +23,8 @@ from rstck.core.signals import show
 from rstck.core.target import Target
 from rstck.core.kit_threads import mark_kit_thread
 from rstck.core.verdict import LEVEL_VERDICTS, BadInput, NotApplicable, RuleViolation, TargetError, Unsupported, Verdict
-from rstck.execution.findings import Hang, Result, attach_trace, charge, charge_error, judge_hang
+from rstck.execution.findings import (Hang, Result, attach_trace, charge, charge_error, judge_hang,
+                                      reproduction_evidence)
 
 _KIT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the rstck package
 
@@ -75,6 +76,8 @@ def run_check(check: Check, target: Target, *, timeout_s: float = DEFAULT_DEADLI
         session.lifecycle.seal()
     result.leftovers = session.lifecycle.leftovers()
     result.settled_by = ",".join(session.settled_by) or "idle"
+    if result.verdict in (Verdict.FAIL, Verdict.WARN):
+        result.evidence = reproduction_evidence(session, result.finding, result.violated, timeout_s)
     attach_trace(result, session.trace.render())
     return result
 

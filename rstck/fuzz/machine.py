@@ -29,6 +29,7 @@ from rstck.core.signals import show
 from rstck.core.session import Session
 from rstck.core.target import Target
 from rstck.core.verdict import LEVEL_VERDICTS, BadInput, NotApplicable, RuleViolation, TargetError, Verdict
+from rstck.execution.findings import reproduction_evidence
 from rstck.fuzz.recorder import FlightRecorder
 
 
@@ -37,6 +38,7 @@ class FuzzViolation(RuleViolation):
 
     session: Session | None = None
     steps: list[str] = []
+    evidence: dict | None = None  # what a reproducer of it needs (rstck/execution/findings.py reproduction_evidence)
 
 
 @functools.cache
@@ -184,6 +186,7 @@ class FuzzMachine(RuleBasedStateMachine):
                                                        timed_out=violation.timed_out)
                 error.session = session
                 error.steps = self.context.step_texts()
+                error.evidence = reproduction_evidence(session, violation, violation.rule, self.context.timeout_s)
                 raise error
 
     def _abort(self, kind: str, rule: str, expected: str, observed: str) -> None:

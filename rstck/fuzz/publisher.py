@@ -32,6 +32,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import rule
 
 from rstck.core import perturb
+from rstck.core.evidence import recorded
 from rstck.core.probes import ProbeSubscriber
 from rstck.core.signals import show
 from rstck.fuzz.machine import FuzzMachine, RunContext, step
@@ -115,6 +116,9 @@ class PublisherMachine(FuzzMachine):
                 session.trace.note(f"{probe.name} will {reaction!r}")
         self._subscribe(publisher, probe)
 
+    @recorded("subscribe", lambda machine, evidence, publisher, probe: {"publisher": evidence.value(publisher),
+                                                                        "probe": evidence.value(probe)},
+              lambda machine: machine.session.evidence)
     def _subscribe(self, publisher: Any, probe: ProbeSubscriber) -> None:
         session = self.session
         self.calls_since_settle += 1
@@ -125,7 +129,8 @@ class PublisherMachine(FuzzMachine):
             if not probe.subscribed:
                 session.findings.violate("1.9", "subscribe to call on_subscribe",
                                          f"subscribe({probe.name}) returned and the target settled without "
-                                         "on_subscribe")
+                                         "on_subscribe",
+                                         claim=session.evidence.claim("subscribed", probe=probe))
 
     # No preconditions: a step that does not apply does nothing. Preconditions would change
     # which rules a drawn index means as the state changes, and deleting one step while
@@ -336,10 +341,14 @@ class PublisherMachine(FuzzMachine):
                 if late > CANCEL_SLACK:
                     self.session.findings.violate("3.12",
                                                   f"at most {CANCEL_SLACK} on_next after cancel (eventually none)",
-                                                  f"{probe.name} received {late} on_next after its cancel")
+                                                  f"{probe.name} received {late} on_next after its cancel",
+                                                  claim=self.session.evidence.claim("few_after_cancel", probe=probe,
+                                                                                    count=CANCEL_SLACK))
             if probe.max_depth >= RECURSION_EVIDENCE:
                 self.session.findings.violate("3.3", "an upper bound on request -> on_next recursion",
-                                              f"on_next to {probe.name} nested {probe.max_depth} deep in on_next")
+                                              f"on_next to {probe.name} nested {probe.max_depth} deep in on_next",
+                                              claim=self.session.evidence.claim("nesting_below", probe=probe,
+                                                                                count=RECURSION_EVIDENCE))
 
     def finish(self) -> None:
         self.session.settle()
@@ -365,33 +374,41 @@ class PublisherMachine(FuzzMachine):
         """Liveness of a publisher of `watch.size` elements (or a failed one) towards its sole live subscriber."""
         probe, session = watch.probe, self.session
         if watch.size is None:  # a failed publisher
+            claim = session.evidence.claim("failed_publisher_errors", probe=probe)
             if probe.completed:
-                session.findings.violate("1.4", "on_error from a failed publisher", f"{probe.name}: {probe.observed()}")
+                session.findings.violate("1.4", "on_error from a failed publisher", f"{probe.name}: {probe.observed()}",
+                                         claim=claim)
             elif not probe.terminated and not probe.cancelled and probe.requested > 0:
                 session.findings.violate("1.4", "on_error from a failed publisher",
                                          f"{probe.name} had requested {show(probe.requested)} and heard nothing once "
-                                         "settled")
+                                         "settled",
+                                         claim=claim)
             return
         outstanding = probe.requested - probe.received
         if probe.terminated or probe.cancelled or outstanding <= 0 or not self._sole_live_subscriber(watch):
             return
         delivered = probe.received
+        claim = session.evidence.claim("demand_served", probe=probe, count=watch.size)
         if delivered < watch.size:
             session.findings.violate("3.8", "the outstanding demand served (or a terminal signal)",
                                      f"{probe.name} requested {show(probe.requested)} in all and got {delivered} of "
-                                     f"{watch.size} elements; nothing more came once settled")
+                                     f"{watch.size} elements; nothing more came once settled",
+                                     claim=claim)
         else:
             session.findings.violate("1.5", "on_complete after the last element",
                                      f"{probe.name} got all {watch.size} elements, demand was left, and no on_complete "
-                                     "came once settled")
+                                     "came once settled",
+                                     claim=claim)
 
     def _check_range_error(self, watch: Watch) -> None:
         probe, session = watch.probe, self.session
         expected = f"on_error({session.error_names.range_error}) after a non-positive request"
+        claim = session.evidence.claim("range_error", probe=probe, error_type=session.error_names.range_error)
         if not probe.terminated:
             if probe.cancelled:  # a cancel after the request (a step's, or the probe's own in a signal on
                 return           # another thread) may overtake the on_error, as _cancel allows (1.8, 3.12)
-            session.findings.violate("3.9", expected, f"{probe.name} was still live once settled ({probe.observed()})")
+            session.findings.violate("3.9", expected, f"{probe.name} was still live once settled ({probe.observed()})",
+                                     claim=claim)
         elif probe.errors and session.error_names.range_error in {c.__name__ for c in type(probe.errors[0]).__mro__}:
             return
         elif not (watch.end_maybe_under_way
@@ -399,7 +416,7 @@ class PublisherMachine(FuzzMachine):
             # Otherwise the terminal signal may have been decided before the request: under way on another
             # thread, or, asked from inside on_subscribe, a stream that was over already. Not where nothing
             # was under way (settled since the kit's last call), nor where the demand fell short of the end.
-            session.findings.violate("3.9", expected, f"{probe.name}: {probe.observed()}")
+            session.findings.violate("3.9", expected, f"{probe.name}: {probe.observed()}", claim=claim)
 
     def _delivered_asynchronously(self, probe: ProbeSubscriber) -> bool:
         """Whether a terminal signal reached `probe` other than inside one of the kit's calls."""

@@ -18,7 +18,7 @@ def result_row(finding: Finding, *, target_name: str, replay: str, duration_s: f
     result = Result(target=target_name, spec=SPEC, rule=finding.rule, level="", check=f"fuzz-{finding.role}",
                     role=finding.role, verdict=Verdict.PASS, duration_s=round(duration_s, 6),
                     timed_out=finding.timed_out, node_id=node_id, seed=finding.replay, replay=replay,
-                    loaded_as=loaded_as)
+                    loaded_as=loaded_as, evidence=finding.evidence)
     if finding.kind == "violation":
         result.level = load_catalog()[finding.rule].level
         charge(result, RuleViolation(finding.rule, finding.expected, finding.observed, timed_out=finding.timed_out))

@@ -68,6 +68,7 @@ class Finding:
     shrunk: bool = True
     note: str = ""
     examples: int = 0  # the generating bound of the run that found it: part of the run's replay
+    evidence: dict | None = None  # what a reproducer of a violation needs (rstck/core/evidence.py)
 
     @property
     def replay(self) -> str:
@@ -312,7 +313,7 @@ def _judge(exc: BaseException, report: RunReport, role: str, seed: int) -> None:
             report.findings.append(Finding(
                 role=role, kind="violation", rule=error.rule, expected=error.expected, observed=error.observed,
                 trace=_render(error.session), seed=seed, blob=_blob(error), steps=list(error.steps),
-                timed_out=error.timed_out,
+                timed_out=error.timed_out, evidence=error.evidence,
                 note=FLAKY_NOTE if flaky else ""))
         elif isinstance(error, AbortRun):
             _judge(error, report, role, seed)

@@ -41,6 +41,21 @@ class RstckNote(UserWarning):
     """Something about the run that is no check's verdict (a worker process that ended between checks)."""
 
 
+def _reproduce(config: pytest.Config, result: Result) -> None:
+    """--rstck-repro DIR: a failing or warning check's standalone reproducer (rstck/reports/repro), named in its
+    message and its row."""
+    directory = config.getoption("rstck_repro", None)
+    if not directory or result.verdict not in (Verdict.FAIL, Verdict.WARN):
+        return
+    from rstck.reports.repro import attach_reproducers
+
+    row = result.row()
+    attach_reproducers([row], directory)
+    result.reproducer = said = row["reproducer"] or {}
+    result.message += (f"\n  reproducer: {said['command']}" if "command" in said
+                       else f"\n  no reproducer: {said.get('none', 'none was written')}")
+
+
 class CheckFailed(AssertionError):
     """A check's verdict is fail (or warn under --rstck-strict); the message is the evidence. An
     AssertionError, so that reporters (Allure) count it as failed, not broken."""
@@ -82,6 +97,7 @@ class CheckItem(pytest.Item):
                 warnings.warn(RstckNote(worker.notes.pop(0)))
         result.node_id = self.nodeid
         self.result = result
+        _reproduce(self.config, result)
         self.row = judged(self.config, result.row())
         record_rows(self, [self.row])
         self.user_properties.append(("verdict", result.verdict.value))

@@ -49,6 +49,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--rstck-strict", action="store_true",
                     help="a warn verdict fails its item, and so does a finding of another item already reported "
                          "(by default it is counted once: the item it blocked is skipped, the fuzz item passes)")
+    group.addoption("--rstck-repro", metavar="DIR",
+                    help="write a standalone reproducer script per failing check into DIR; the failure names it")
     group.addoption("--rstck-allow", metavar="FILE",
                     help="an allowlist of known deviations (TOML, as rstck check --allow): their failures are "
                          "expected (xfail) until the entry expires; an expired entry fails the run")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import hashlib
+import os
 import pathlib
 import re
 import shlex
@@ -75,6 +76,7 @@ class CheckDetail:
     timed_out: bool
     commands: list[tuple[str, Text]]
     deviation: dict[str, Text] | None
+    reproducer: dict[str, Text] | None = None  # the finding's standalone script: its link, or why there is none
 
 
 @dataclasses.dataclass
@@ -189,6 +191,7 @@ def write_report(rows: list[dict[str, Any]], path: str | pathlib.Path, *, notes:
                  sources: list[str] = (), history: Any = None,
                  verdicts: dict[str, dict[str, ItemVerdict]] | None = None) -> pathlib.Path:
     path = pathlib.Path(path)
+    _link_reproducers(rows, path.parent)
     page = render(rows, notes=notes, sources=sources, history=history, verdicts=verdicts)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -196,6 +199,15 @@ def write_report(rows: list[dict[str, Any]], path: str | pathlib.Path, *, notes:
     except OSError as exc:
         raise BadInput(f"{path}: cannot write the report ({exc.strerror})") from exc
     return path
+
+
+def _link_reproducers(rows: list[dict[str, Any]], page_directory: pathlib.Path) -> None:
+    """Give each row's reproducer (rstck/reports/repro) its link from the page's directory."""
+    for row in rows:
+        said = row.get("reproducer")
+        if isinstance(said, dict) and "path" in said:
+            href = os.path.relpath(os.path.abspath(str(said["path"])), os.path.abspath(page_directory))
+            row["reproducer"] = {**said, "href": pathlib.PurePath(href).as_posix()}
 
 
 def _visible(row: dict[str, Any]) -> dict[str, Any]:
@@ -341,7 +353,18 @@ def _check_detail(row: dict[str, Any]) -> CheckDetail:
         duration_s=f"{row['duration_s']:.3f} s" if isinstance(row["duration_s"], (int, float)) else "?",
         settled_by=Text.of(row["settled_by"], 300), timed_out=bool(row["timed_out"]),
         commands=[(label, Text.of(command, 1_000)) for label, command in _commands(row)],
-        deviation={k: Text.of(v, 1_000) for k, v in deviation.items()} if isinstance(deviation, dict) else None)
+        deviation={k: Text.of(v, 1_000) for k, v in deviation.items()} if isinstance(deviation, dict) else None,
+        reproducer=_reproducer(row.get("reproducer")))
+
+
+def _reproducer(said: Any) -> dict[str, Text] | None:
+    """The link to a finding's reproducer (rstck/reports/repro), relative to the page when written with it."""
+    if not isinstance(said, dict):
+        return None
+    if "path" in said:
+        path = str(said["path"])
+        return {"href": Text.of(str(said.get("href", path)), 1_000), "name": Text.of(pathlib.PurePath(path).name, 300)}
+    return {"none": Text.of(str(said.get("none", "")), 1_000)}
 
 
 def _first_command(rows: list[dict[str, Any]]) -> str:
@@ -361,6 +384,9 @@ def _commands(row: dict[str, Any]) -> list[tuple[str, str]]:
         commands.append(("pytest", f"pytest {shlex.quote(str(row['node_id']))}"))
     if row["replay"]:
         commands.append(("replay", str(row["replay"])))
+    reproducer = row.get("reproducer") or {}
+    if "command" in reproducer:
+        commands.append(("reproducer", str(reproducer["command"])))
     return commands
 
 

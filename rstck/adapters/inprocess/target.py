@@ -168,6 +168,7 @@ def _made(session: Session, call: str, role: str, factory: Callable[..., Any], *
     if made is None or missing:
         what = "None" if made is None else f"{show(made)}, which has no {', '.join(missing)}"
         raise TargetError(f"{call} returned {what}: not a {role}")
+    session.evidence.made(made, call.split("(")[0], args, role, by=factory)
     return made
 
 

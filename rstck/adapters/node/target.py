@@ -235,7 +235,10 @@ def _made(session: Session, factory: str, args: tuple, role: str) -> Any:
     if missing:
         raise TargetError(f"{call} returned a {made.get('class') or 'value'} without {', '.join(missing)}: "
                           f"not a {role}")
-    return process.proxy(made, role)
+    proxy = process.proxy(made, role)
+    session.evidence.made(proxy, factory, args, role)
+    session.evidence.settings["demand"] = settler.target.demand
+    return proxy
 
 
 class NodeSettler(Settler):

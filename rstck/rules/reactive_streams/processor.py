@@ -9,6 +9,8 @@ element that goes on downstream, a subscriber that raises; 3.17: a long stream u
 from __future__ import annotations
 
 from rstck.api import MAX_DEMAND
+from rstck.core.evidence import recorded
+from rstck.core.probes import described
 from rstck.core.signals import show
 from rstck.core.verdict import NotApplicable, RuleViolation
 from rstck.core.checks import rule
@@ -25,6 +27,13 @@ def wire(session, **probe_options):
     return processor, upstream, downstream
 
 
+def _evidence(session):
+    return session.evidence
+
+
+@recorded("pump", lambda session, evidence, upstream, downstream, want, elements: {
+    "upstream": evidence.value(upstream), "downstream": evidence.value(downstream), "want": want,
+    "elements": evidence.value(elements)}, _evidence)
 def pump(session, upstream, downstream, want: int, elements) -> None:
     """Serve the processor's upstream demand from `elements` until downstream has `want` elements."""
     while downstream.received < want and not downstream.terminated:
@@ -55,7 +64,8 @@ def processor_passes_elements_through_both_contracts(session):
     pump(session, upstream, downstream, 3, elements)
     if downstream.elements != [0, 1, 2]:
         raise RuleViolation("4.1", "on_next(0), on_next(1), on_next(2) downstream for request(3) "
-                                   "(an identity processor)", downstream.observed())
+                                   "(an identity processor)", downstream.observed(),
+                            claim=session.evidence.claim("elements", probe=downstream, elements=[0, 1, 2]))
     downstream.request(10)
     session.settle()
     pump(session, upstream, downstream, 6, elements)
@@ -64,7 +74,8 @@ def processor_passes_elements_through_both_contracts(session):
     session.settle()
     downstream.expect_complete(rule="4.1")
     if downstream.elements != list(range(6)):
-        raise RuleViolation("4.1", "the six upstream elements, unchanged and in order", str(downstream.elements))
+        raise RuleViolation("4.1", "the six upstream elements, unchanged and in order", str(downstream.elements),
+                            claim=session.evidence.claim("elements", probe=downstream, elements=list(range(6))))
 
 
 @rule("4.2")
@@ -86,7 +97,8 @@ def upstream_error_is_propagated_or_recovered(session):
     if not (downstream.completed or downstream.received > delivered):
         raise RuleViolation("4.2", "on_error propagated downstream, or a recovery (further elements or "
                                    "on_complete downstream)", f"downstream heard nothing after the upstream error "
-                                                              f"({downstream.observed()})")
+                                                              f"({downstream.observed()})",
+                            claim=session.evidence.claim("went_on_or_failed", probe=downstream, count=delivered))
 
 
 @rule("4.2.cancel-upstream")
@@ -95,7 +107,8 @@ def downstream_cancel_cancels_upstream(session):
     _, upstream, downstream = wire(session)
     if not cancel_reaches_upstream(session, upstream, downstream):
         raise RuleViolation("4.2.cancel-upstream", "cancel() on the upstream subscription",
-                            "the upstream subscription was left open")
+                            "the upstream subscription was left open",
+                            claim=session.evidence.claim("cancelled", source=upstream))
 
 
 @rule("4.1")
@@ -116,7 +129,8 @@ def upstream_completion_waits_for_held_elements(session):
     downstream.expect_complete(rule="4.1")
     if downstream.elements != list(range(held)):
         raise RuleViolation("4.1", f"the {held} elements it received from upstream, in order, then on_complete",
-                            f"downstream got {show(downstream.elements)} before on_complete")
+                            f"downstream got {show(downstream.elements)} before on_complete",
+                            claim=session.evidence.claim("elements_sent", probe=downstream, source=upstream))
 
 
 def _upstream_cancelled_once_unusable(session, processor, upstream, why: str) -> None:
@@ -137,7 +151,8 @@ def _upstream_cancelled_once_unusable(session, processor, upstream, why: str) ->
         return
     raise RuleViolation("2.6", "cancel() on the upstream subscription, which nobody can use any more",
                         f"{why}, and a new subscriber was rejected ({latecomer.observed()}), but "
-                        f"{upstream.subscription.name} was left open" + session.quiet_note())
+                        f"{upstream.subscription.name} was left open" + session.quiet_note(),
+                        claim=session.evidence.claim("cancelled", source=upstream))
 
 
 @rule("2.6")
@@ -174,7 +189,8 @@ def null_element_is_not_passed_downstream(session):
     passed_on = [s for s in session.trace.signals_of(downstream.name, "on_next") if s.args and s.args[0] is None]
     if passed_on:
         raise RuleViolation("2.13", "the None argument rejected, and not signalled downstream",
-                            f"#{passed_on[0].seq} {passed_on[0].call_text()}")
+                            f"#{passed_on[0].seq} {passed_on[0].call_text()}",
+                            claim=session.evidence.claim("no_null", probe=downstream))
 
 
 @rule("3.8", needs={"processor", "threads"})
@@ -188,6 +204,7 @@ def downstream_request_from_a_second_thread_while_upstream_signals_is_added(sess
     _, upstream, downstream = wire(session)
     under_way = []
 
+    @described(at=1, requests=[2], on_second_thread=True)
     def ask_from_a_second_thread(probe, _item):
         if probe.received == 1:
             under_way.append(request_from_second_thread(session, probe, 2))
@@ -209,6 +226,8 @@ def downstream_request_from_a_second_thread_while_upstream_signals_is_added(sess
 _GREETS_ONLY_WITH_AN_UPSTREAM = "the processor had not signalled on_subscribe to a subscriber while it had no upstream"
 
 
+@recorded("serve_upstream", lambda session, evidence, upstream, downstream, n: {
+    "upstream": evidence.value(upstream), "downstream": evidence.value(downstream), "n": n}, _evidence)
 def serve_upstream(session, upstream, downstream, n: int) -> None:
     """Send upstream, as many at once as the processor asked for (never more), until `n` elements went, downstream
     ended, or the processor asks for nothing more by the deadline; settled."""
@@ -247,7 +266,9 @@ def _long_stream_under_unbounded_demand(session, *, demand_first: bool) -> None:
         raise RuleViolation("3.17", f"all {n} elements downstream under one request(2**63-1), the kit's upstream "
                                     "sending each one the processor asked for",
                             f"downstream: {downstream.observed()}; the processor asked upstream for "
-                            f"{show(upstream.subscription.requested)} in all" + session.quiet_note())
+                            f"{show(upstream.subscription.requested)} in all" + session.quiet_note(),
+                            claim=session.evidence.claim("served", probe=downstream, count=n, exact=False,
+                                                         unless="terminal"))
 
 
 @rule("3.8", needs={"processor"})
@@ -303,7 +324,8 @@ def processor_returns_normally_when_its_subscriber_raises(session):
               if (s.outcome or "").startswith("raised")]
     if raised:
         raise RuleViolation("2.13", "on_next() to return normally (it was the processor's subscriber that raised)",
-                            f"#{raised[0].seq} {raised[0].call_text()} {raised[0].outcome}")
+                            f"#{raised[0].seq} {raised[0].call_text()} {raised[0].outcome}",
+                            claim=session.evidence.claim("returned_normally", subject=processor, method="on_next"))
 
 
 @rule("2.6", needs={"processor"})
@@ -329,6 +351,7 @@ def on_error_for_a_second_threads_request_waits_for_the_on_next_in_flight(sessio
     _, upstream, downstream = wire(session, linger_in=frozenset({"on_next"}))
     under_way = []
 
+    @described(at=1, requests=[0], judged_all_the_same=True, on_second_thread=True)
     def request_zero_from_a_second_thread(probe, _item):
         if probe.received == 1:
             under_way.append(on_second_thread(session, probe, lambda: probe.request(0, judged_all_the_same=True),

@@ -13,6 +13,7 @@ import weakref
 
 from rstck.core.verdict import RuleViolation, Unsupported
 from rstck.core.checks import rule
+from rstck.core.probes import at_element, requesting
 from rstck.rules.reactive_streams import LONG_STREAM, SMALL_INT_CACHE_END
 
 
@@ -35,7 +36,7 @@ def on_next_count_never_exceeds_requested(session):
 def on_next_within_demand_signalled_from_on_next(session):
     """1.1 with demand of one signalled from inside each on_next (stop-and-wait)."""
     publisher = session.create_publisher(session.elements(10, at_least=2))
-    probe = session.subscribe(publisher, on_next=lambda p, _: p.request(1) if p.received < 3 else None)
+    probe = session.subscribe(publisher, on_next=requesting(1, while_below=3))
     probe.request(1)
     session.settle()
 
@@ -202,7 +203,7 @@ def cancelled_subscriber_is_not_signalled_for_others_demand(session):
     """1.8: a subscriber that cancels with demand still pending hears nothing more once the cancel
     has settled, even while another subscriber of the same publisher goes on requesting."""
     publisher = session.create_publisher(session.elements(10, at_least=4))
-    first = session.subscribe(publisher, on_next=lambda p, _: p.cancel() if p.received == 1 else None)
+    first = session.subscribe(publisher, on_next=at_element(1, cancel=True))
     second = session.subscribe(publisher)
     first.request(3)
     session.settle()
@@ -291,7 +292,9 @@ def subscribe_keeps_its_semantics_for_each_new_subscriber(session):
         probe.expect_subscribed(rule="1.10")
         if not (probe.errors or probe.received == n):
             raise RuleViolation("1.10", f"subscribe #{attempt} to work like the first: {n} on_next, "
-                                        "or an on_error", probe.observed() + session.quiet_note())
+                                        "or an on_error", probe.observed() + session.quiet_note(),
+                                claim=session.evidence.claim("served", probe=probe, count=n, exact=True,
+                                                             unless="error"))
         if not probe.terminated:
             probe.cancel()
 
@@ -311,7 +314,9 @@ def may_support_multiple_subscribers(session):
         probe.expect_subscribed(rule="1.9")
         if not probe.terminated and probe.received < n:
             raise RuleViolation("1.9", f"{probe.name} served (its demand of {n} honoured) or rejected with on_error",
-                                f"{probe.observed()} once settled" + session.quiet_note())
+                                f"{probe.observed()} once settled" + session.quiet_note(),
+                                claim=session.evidence.claim("served", probe=probe, count=n, exact=False,
+                                                             unless="terminal"))
     rejected = [p for p in probes if p.errors and not p.received]
     if rejected:
         raise Unsupported(f"{rejected[0].name} was rejected: {rejected[0].observed()}")
@@ -325,7 +330,7 @@ def signals_are_serial_while_the_probe_lingers(session):
     one. Needs threads the kit can call from (an in-process target); elsewhere n/a."""
     n = session.elements(6, at_least=2)
     probe = session.subscribe(session.create_publisher(n), on_subscribe=lambda p, _: p.request(1),
-                             on_next=lambda p, _: p.request(1) if p.received < n else None,
+                             on_next=requesting(1, while_below=n),
                              linger_in={"on_subscribe", "on_next"})
     session.settle()
 

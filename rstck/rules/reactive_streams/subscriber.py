@@ -10,6 +10,7 @@ publishers.
 
 from __future__ import annotations
 
+from rstck.core.evidence import recorded
 from rstck.core.signals import show
 from rstck.core.verdict import NotApplicable, RuleViolation
 from rstck.core.checks import rule, untested
@@ -28,6 +29,12 @@ def attach(session, *, observed: bool = False, **source_options):
     return source, subscriber, observer
 
 
+def _evidence(session):
+    return session.evidence
+
+
+@recorded("feed", lambda session, evidence, source, count=STREAM, *, burst=False, after_cancel=0: {
+    "source": evidence.value(source), "count": count, "burst": burst, "after_cancel": after_cancel}, _evidence)
 def feed(session, source, count: int = STREAM, *, burst: bool = False, after_cancel: int = 0) -> int:
     """Offer `count` elements as demand allows, settling after each (or, in a burst, after all the demand
     there is); once the subscriber cancels, at most `after_cancel` more before the next settle (2.8).
@@ -53,7 +60,8 @@ def subscriber_signals_demand_to_receive_on_next(session):
         requests = source.subscription.requests
         made = ", ".join(f"request({show(n)})" for n in requests) if requests else "no request"
         raise RuleViolation("2.1", "request(n) with n > 0 after on_subscribe (the kit sends no on_next without "
-                            "demand)", f"{made} once settled" + session.quiet_note())
+                            "demand)", f"{made} once settled" + session.quiet_note(),
+                            claim=session.evidence.claim("requested", source=source))
     feed(session, source, 8)
 
 
@@ -65,7 +73,8 @@ def subscriber_requests_more_than_one_at_a_time(session):
     requests = source.subscription.requests
     if delivered >= 4 and requests and max(requests) <= 1:
         raise RuleViolation("2.1.batch-demand", "requests for more than one element",
-                            f"{len(requests)} requests of 1 for {delivered} elements")
+                            f"{len(requests)} requests of 1 for {delivered} elements",
+                            claim=session.evidence.claim("batch_demand", source=source))
 
 
 untested("2.1.request-last",
@@ -83,9 +92,12 @@ def on_next_returns_promptly(session):
     slowest = max((s.duration_s for s in session.trace.signals_of(label, "on_next")), default=0.0)
     if slowest > session.responsiveness_bound_s:
         raise RuleViolation("2.2", f"on_next to return within {session.responsiveness_bound_s:g} s",
-                            f"the slowest took {slowest:.3f} s", timed_out=True)
+                            f"the slowest took {slowest:.3f} s", timed_out=True,
+                            claim=session.evidence.claim("on_next_within", source=source))
 
 
+@recorded("end_stream", lambda session, evidence, source, terminal, *, after, **send_options: {
+    "source": evidence.value(source), "terminal": terminal, "after": after, **send_options}, _evidence)
 def end_stream(session, source, terminal: str, *, after: int, **send_options) -> None:
     """Offer `after` elements, then end the stream with `terminal` (unless the subscriber cancelled). The
     last element and the end go together, without a settle between them, so that a subscriber that
@@ -140,7 +152,8 @@ def second_subscription_is_cancelled(session):
     session.settle()
     if not second.subscription.cancelled:
         raise RuleViolation("2.5", f"cancel() on the second subscription {second.subscription.name}",
-                            f"it was not cancelled (calls on it: {second.subscription.requests or 'none'})")
+                            f"it was not cancelled (calls on it: {second.subscription.requests or 'none'})",
+                            claim=session.evidence.claim("cancelled", source=second))
 
 
 # 2.6 is checked on processors (processor.py): a plain subscriber's need of its subscription is known only
@@ -216,20 +229,21 @@ def every_signal_is_processed_once_in_order(session):
     kinds = [kind for kind, _ in observer.processed]
     terminal_sent = ["on_complete"] if subscription.terminal == "on_complete" else []
     expected = f"on_subscribe, then {len(sent_items)} elements in order, each once"
+    claim = session.evidence.claim("processed_in_order", observer=observer, source=source)
     if kinds[:1] != ["on_subscribe"] or kinds.count("on_subscribe") != 1:
-        raise RuleViolation("2.11", expected, f"processed {kinds[:3]} first")
+        raise RuleViolation("2.11", expected, f"processed {kinds[:3]} first", claim=claim)
     if processed_items != sent_items[:len(processed_items)]:
         first = next((i for i, (a, b) in enumerate(zip(processed_items, sent_items)) if a != b),
                      min(len(processed_items), len(sent_items)))
         raise RuleViolation("2.11", expected, f"processing diverged at element {first + 1}: processed "
-                                              f"{show(processed_items[first:first + 3])}")
+                                              f"{show(processed_items[first:first + 3])}", claim=claim)
     if not subscription.cancelled and len(processed_items) < len(sent_items):
         raise RuleViolation("2.11", expected, f"only {len(processed_items)} processed, and it never cancelled"
-                            + session.quiet_note())
+                            + session.quiet_note(), claim=claim)
     terminal_processed = [kind for kind in kinds if kind in ("on_complete", "on_error")]
     if terminal_processed != terminal_sent and not (subscription.cancelled and not terminal_processed):
         raise RuleViolation("2.11", f"the terminal signal processed once ({', '.join(terminal_sent) or 'none sent'})",
-                            f"processed {', '.join(terminal_processed) or 'none'}")
+                            f"processed {', '.join(terminal_processed) or 'none'}", claim=claim)
 
 
 @rule("2.12", needs={"publisher"})

@@ -13,6 +13,7 @@ from rstck.api import MAX_DEMAND
 from rstck.core.signals import show
 from rstck.core.verdict import NotApplicable, RuleViolation, Unsupported
 from rstck.core.checks import rule
+from rstck.core.probes import at_element, described, requesting
 
 # 3.3: a stream this long whose every element nests inside the previous one's request has no
 # bound below the stream's length. Kept small: a deeper stack could overflow Python's.
@@ -25,35 +26,38 @@ def request_from_on_subscribe_and_on_next_is_allowed(session):
     or a hang there is charged to 3.2."""
     n = session.elements(10, at_least=0)
     probe = session.subscribe(session.create_publisher(n),
-                             on_subscribe=lambda p, _: p.request(1), on_next=lambda p, _: p.request(1))
+                             on_subscribe=lambda p, _: p.request(1), on_next=requesting(1))
     session.settle()
     probe.expect_elements(n, rule="3.2")
 
 
-def _recursion_depth(session) -> tuple[int, int]:
+def _recursion_depth(session) -> tuple[int, int, dict | None]:
+    """How deep on_next nested, how many came, and the claim of a reproducer (over the probe)."""
     n = session.elements(RECURSION_PROBE_ELEMENTS, at_least=4)
-    probe = session.subscribe(session.create_publisher(n), on_next=lambda p, _: p.request(1))
+    probe = session.subscribe(session.create_publisher(n), on_next=requesting(1))
     probe.request(1)
     session.settle()
-    return probe.max_depth, probe.received
+    return probe.max_depth, probe.received, session.evidence.claim("bounded_recursion", probe=probe)
 
 
 @rule("3.3")
 def request_on_next_recursion_is_bounded(session):
     """3.3: the probe requests one more from inside each on_next and measures how deeply on_next
     calls nest; nesting that grows with every element has no bound."""
-    depth, delivered = _recursion_depth(session)
+    depth, delivered, claim = _recursion_depth(session)
     if delivered >= 4 and depth >= delivered:
         raise RuleViolation("3.3", "an upper bound on request -> on_next recursion",
-                            f"each of {delivered} on_next ran inside the previous one's request (depth {depth})")
+                            f"each of {delivered} on_next ran inside the previous one's request (depth {depth})",
+                            claim=claim)
 
 
 @rule("3.3.depth-one")
 def request_on_next_recursion_depth_is_one(session):
     """3.3 (RECOMMENDED): the recursion is limited to depth 1."""
-    depth, _ = _recursion_depth(session)
+    depth, _, claim = _recursion_depth(session)
     if depth > 1:
-        raise RuleViolation("3.3.depth-one", "on_next never nested in on_next (depth 1)", f"depth {depth}")
+        raise RuleViolation("3.3.depth-one", "on_next never nested in on_next (depth 1)", f"depth {depth}",
+                            claim=claim and {**claim, "claim": "depth_one"})
 
 
 @rule("3.4")
@@ -69,7 +73,8 @@ def request_returns_promptly(session):
         session.settle()
     if slowest > session.responsiveness_bound_s:
         raise RuleViolation("3.4", f"request to return within {session.responsiveness_bound_s:g} s",
-                            f"the slowest took {slowest:.3f} s", timed_out=True)
+                            f"the slowest took {slowest:.3f} s", timed_out=True,
+                            claim=session.evidence.claim("request_within", probe=probe))
 
 
 @rule("3.5")
@@ -82,7 +87,8 @@ def cancel_returns_promptly(session):
     session.settle()
     if cancel_took > session.responsiveness_bound_s:
         raise RuleViolation("3.5", f"cancel to return within {session.responsiveness_bound_s:g} s",
-                            f"it took {cancel_took:.3f} s", timed_out=True)
+                            f"it took {cancel_took:.3f} s", timed_out=True,
+                            claim=session.evidence.claim("cancel_within", probe=probe))
 
 
 @rule("3.5")
@@ -152,13 +158,7 @@ def request_adds_to_outstanding_demand(session):
     """3.8: two requests made before the publisher could serve the first add up, whether made from
     inside on_next or back to back from outside."""
     n = session.elements(12, at_least=7)
-
-    def ask_twice(probe, _item):
-        if probe.received == 1:
-            probe.request(2)
-            probe.request(3)
-
-    inside = session.subscribe(session.create_publisher(n), on_next=ask_twice)
+    inside = session.subscribe(session.create_publisher(n), on_next=at_element(1, requests=(2, 3)))
     inside.request(1)
     session.settle()
     inside.expect_elements(6, rule="3.8")
@@ -226,17 +226,11 @@ def request_zero_after_unbounded_demand_signals_on_error(session):
     an on_complete delivered on a thread or task of the publisher's own may have been under way before the
     request(0) was seen; one delivered inside the kit's own request, synchronously, cannot have been."""
     n = session.elements(10, at_least=2)
-    asked = []
-
-    def ask_zero(probe, _item):
-        if probe.received == 1:
-            asked.append(True)
-            probe.request(0, judged_all_the_same=True)
-
-    probe = session.subscribe(session.create_publisher(n), on_next=ask_zero)
+    probe = session.subscribe(session.create_publisher(n),
+                              on_next=at_element(1, requests=(0,), judged_all_the_same=True))
     probe.request(MAX_DEMAND, judged_all_the_same=True)  # a raise is 3.16's; what it did not deliver 3.17's
     session.settle()
-    if not asked:
+    if not probe.received:  # the request(0) is made inside the first on_next
         raise NotApplicable(f"the unbounded demand brought no element ({probe.observed()}), so no request(0) was "
                             "made: that is 3.17's finding")
     if probe.completed and not probe.errors and not _inside_the_checks_call(session, probe, "on_complete"):
@@ -270,7 +264,9 @@ def non_positive_request_error_explains_itself(session):
                             f"str() of the error raised {show(exc)}") from None
     if not any(word in message.lower() for word in _EXPLAINS_NON_POSITIVE):
         raise RuleViolation("3.9.message", "a message explaining that non-positive requests are illegal",
-                            f"message {show(message)}")
+                            f"message {show(message)}",
+                            claim=session.evidence.claim("error_explains", probe=probe,
+                                                         words=list(_EXPLAINS_NON_POSITIVE)))
 
 
 def _synchronously(session, probe, kind: str, request: int) -> bool:
@@ -319,21 +315,21 @@ def cancel_stops_a_stream_with_unbounded_demand(session):
 
 def _cancel_stops_the_stream(session, demand) -> None:
     n = session.elements(256, at_least=64)
-    probe = session.subscribe(session.create_publisher(n),
-                             on_next=lambda p, _: p.cancel() if p.received == 1 else None)
+    probe = session.subscribe(session.create_publisher(n), on_next=at_element(1, cancel=True))
     probe.request(demand(n))
     session.settle()
-    _expect_stopped_after_cancel(probe, n)
+    _expect_stopped_after_cancel(session, probe, n)
 
 
-def _expect_stopped_after_cancel(probe, n: int, how: str = "") -> None:
+def _expect_stopped_after_cancel(session, probe, n: int, how: str = "") -> None:
     """3.12: a stream of `n` cancelled before its end must not reach it (n/a if the cancel came too late)."""
     at = probe.cancelled_at
     if at is None or at >= n:
         raise NotApplicable(f"the cancel reached the publisher only after all {n} elements had been delivered")
     if probe.completed or probe.received >= n:
         raise RuleViolation("3.12", "the publisher to stop signalling after cancel",
-                            f"cancelled at on_next {at} of {n}{how}, it went on to {probe.observed()}")
+                            f"cancelled at on_next {at} of {n}{how}, it went on to {probe.observed()}",
+                            claim=session.evidence.claim("stopped_after_cancel", probe=probe, count=n))
 
 
 @rule("3.13", needs={"publisher", "identity"})
@@ -346,7 +342,7 @@ def cancel_drops_the_reference_to_the_subscriber(session):
         holders = sorted({type(r).__name__ for r in gc.get_referrers(alive()) if not _is_frame_or_kit(r)})
         raise RuleViolation("3.13", f"{name} to be collectable once cancelled",
                             f"it is still referenced (by {', '.join(holders) or 'something'}) while the "
-                            "publisher is alive")
+                            "publisher is alive", claim=session.evidence.claim("collectable", probe=alive()))
     del publisher
 
 
@@ -442,13 +438,7 @@ def pending_demand_beyond_max_keeps_working(session):
     """3.17: demand pending above 2**63-1 (two maximal requests before delivery) neither errors nor
     wraps around; made both from inside on_next and back to back from outside."""
     n = session.elements(10, at_least=3)
-
-    def ask_twice(probe, _item):
-        if probe.received == 1:
-            probe.request(MAX_DEMAND)
-            probe.request(MAX_DEMAND)
-
-    inside = session.subscribe(session.create_publisher(n), on_next=ask_twice)
+    inside = session.subscribe(session.create_publisher(n), on_next=at_element(1, requests=(MAX_DEMAND, MAX_DEMAND)))
     inside.request(1)
     session.settle()
     inside.expect_elements(n, rule="3.17")
@@ -503,6 +493,7 @@ def demand_from_a_second_thread_during_a_delivery_is_added(session):
     n = session.elements(6, at_least=4)
     under_way = []
 
+    @described(at=1, requests=[2], on_second_thread=True)
     def ask_from_a_second_thread(probe, _item):
         if probe.received == 1:
             under_way.append(request_from_second_thread(session, probe, 2))
@@ -528,6 +519,7 @@ def cancel_from_a_second_thread_during_a_delivery_stops_the_stream(session):
     n = session.elements(256, at_least=64)
     under_way = []
 
+    @described(at=1, cancel=True, on_second_thread=True)
     def cancel_from_a_second_thread(probe, _item):
         if probe.received == 1:
             under_way.append(on_second_thread(session, probe, probe.cancel, "cancels"))  # a raise is 3.15's
@@ -538,4 +530,4 @@ def cancel_from_a_second_thread_during_a_delivery_stops_the_stream(session):
     for thread in filter(None, under_way):
         join_kit_thread(session, thread, rule="3.5")
     session.settle()
-    _expect_stopped_after_cancel(probe, n, " from a second thread")
+    _expect_stopped_after_cancel(session, probe, n, " from a second thread")

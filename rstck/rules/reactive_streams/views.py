@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable
 
+from rstck.core.probes import requesting
 from rstck.core.session import Session
 from rstck.core.settle import DEFAULT_DEADLINE_S, Settler
 from rstck.core.signals import Trace
@@ -103,7 +104,7 @@ class ProcessorAsSubscriber(_ProcessorView):
 
     def new_subscriber(self, session: Session) -> Any:
         processor = self.base.new_processor(session)
-        downstream = session.probe(on_next=lambda probe, _item: probe.request(1))
+        downstream = session.probe(on_next=requesting(1))
         session.subscribe(processor, downstream)
         ask = _demand_asker()
         if not downstream.subscribed:  # 1.9 sets no time for on_subscribe: it may wait for the processor's upstream
