@@ -88,3 +88,33 @@ def test_progress_names_the_check_and_the_elapsed_time(capsys, monkeypatch):
     main(["check", "rstck.reference.targets:sync_publisher", "--rules", "1.1", "--no-fuzz"])
     err = capsys.readouterr().err
     assert re.search(r"1\.1 on_next_count_never_exceeds_requested .*\d+\.\d s", err), err
+
+
+def test_a_trace_says_what_its_names_stand_for_with_the_implementations_classes(capsys, tmp_path):
+    """The kit's names (probe#1, sub#1, publisher) were explained nowhere; the user's classes were not shown."""
+    code, out = check(capsys, "tests.zoo.cli_targets:excess_on_next", "--rules", "1.1", "--results", str(tmp_path))
+    assert code == 1
+    where = out[out.index("  where:"):].splitlines()
+    assert any(line.split()[:1] == ["probe#1"] and "a subscriber of the kit's" in line for line in where)
+    assert any(line.split()[:1] == ["sub#1"] and "(class tests.zoo.publishers.ExcessOnNext)" in line for line in where)
+    assert any(line.split()[:1] == ["publisher"] and "(class tests.zoo.publishers.Publisher)" in line for line in where)
+    rows = [json.loads(line) for path in tmp_path.glob("*.jsonl") for line in path.open()]
+    assert all("probe#1" in row["legend"] for row in rows if row["trace"])
+    html = tmp_path / "report.html"
+    main(["report", str(tmp_path), "-o", str(html)])
+    assert "tests.zoo.publishers.ExcessOnNext" in html.read_text(encoding="utf-8")
+
+
+def test_the_kits_own_subscription_is_told_apart_from_the_implementations():
+    from rstck.core.labels import Labels
+    from rstck.core.probes import ProbeSubscription
+
+    class Mine:
+        pass
+
+    labels = Labels()
+    kits = labels.of(ProbeSubscription.__new__(ProbeSubscription), "sub")
+    yours = labels.of(Mine(), "sub")
+    legend = dict(line.split(maxsplit=1) for line in labels.legend(f"{kits}.request(1) {yours}.cancel()").splitlines())
+    assert legend[kits] == "a subscription of the kit's, which a source handed the implementation"
+    assert legend[yours].startswith("the implementation's subscription") and f"{__name__}." in legend[yours]

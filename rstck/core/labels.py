@@ -1,19 +1,48 @@
 """How a check's trace names objects: a kit probe by its own name, anything else by its kind and a number that
-stays the same for the object's life (`sub#1`, `MyPublisher#2`)."""
+stays the same for the object's life (`sub#1`, `MyPublisher#2`); and the legend that says, under a trace, what
+each name stands for, with the class of each object of the implementation's beside it."""
 
 from __future__ import annotations
 
 import itertools
+import re
 import weakref
 from typing import Any, Callable
 
 from rstck.core.probes import ProbePublisher, ProbeSubscriber
 
 
+# What the kit's own names stand for (docs/verdicts.md, "Reading a trace"): by the name's prefix.
+KIT_NAMES = {
+    "probe": "a subscriber of the kit's: it records every signal it gets and checks it against the rules",
+    "source": "a publisher of the kit's: it feeds the subscriber or processor under test",
+    "observer": "the kit's observer, which a white-box subscriber tells what it has processed",
+    "sub": "a subscription of the kit's, which a source handed the implementation",
+}
+# What names of the implementation's objects stand for, when their prefix says more than their class.
+IMPLEMENTATION_NAMES = {
+    "sub": "the implementation's subscription, which it handed a probe",
+    "publisher": "the publisher under test, as the trace names it where the kit calls it",
+}
+_NAME = re.compile(r"(?<![\w#])[A-Za-z_]\w*(?:#\d+)?(?![\w#])")
+
+
+def _of_the_kit(kind: type) -> bool:
+    """Whether objects of `kind` are the kit's own (its probes, an adapter's stand-ins), not an implementation's
+    (the shipped reference implementations are implementations like any other)."""
+    module = kind.__module__
+    return module.startswith("rstck.") and not module.startswith("rstck.reference")
+
+
+def qualified_name(kind: type) -> str:
+    return f"{kind.__module__}.{kind.__qualname__}"
+
+
 class Labels:
     """The names of one check's objects."""
 
     def __init__(self) -> None:
+        self.classes: dict[str, str] = {}  # the class of each object of the implementation's, by its name
         # Labels by id(); the weak reference tells a live object from a later one at the same address,
         # without keeping anything alive (3.13 needs the subscriber collectable).
         self._labels: dict[int, tuple[str, Callable[[], Any]]] = {}
@@ -33,9 +62,31 @@ class Labels:
         if known is not None and known[1]() is obj:
             return known[0]
         label = self.fresh(prefix or type(obj).__name__)
+        if not _of_the_kit(type(obj)):
+            self.classes[label] = qualified_name(type(obj))
         try:
             ref = weakref.ref(obj)
         except TypeError:  # not weakly referenceable: a strong reference is the only way to keep the name
             ref = (lambda o: lambda: o)(obj)
         self._labels[id(obj)] = (label, ref)
         return label
+
+    def call_as(self, name: str, obj: Any) -> None:
+        """The trace names `obj` `name` where the kit calls it (the publisher under test is "publisher")."""
+        if not _of_the_kit(type(obj)):
+            self.classes.setdefault(name, qualified_name(type(obj)))
+
+    def legend(self, trace: str) -> str:
+        """What the names in `trace` stand for, one line each: the kit's own by what they are, the
+        implementation's by their class."""
+        lines = []
+        for name in dict.fromkeys(match.group(0) for match in _NAME.finditer(trace)):
+            prefix, kind = name.split("#")[0], self.classes.get(name)
+            if kind is not None:
+                text = f"{IMPLEMENTATION_NAMES.get(prefix, 'an object of the implementation')} (class {kind})"
+            elif "#" in name and prefix in KIT_NAMES:
+                text = KIT_NAMES[prefix]
+            else:
+                continue
+            lines.append(f"{name:<12} {text}")
+        return "\n".join(lines)

@@ -107,10 +107,14 @@ class Session:
     # -- the objects under test, and the kit's ends ---------------------------------------------
 
     def create_publisher(self, n: int) -> Any:
-        return self.target.new_publisher(self, n)
+        return self._named_publisher(self.target.new_publisher(self, n))
 
     def create_failed_publisher(self) -> Any:
-        return self.target.new_failed_publisher(self)
+        return self._named_publisher(self.target.new_failed_publisher(self))
+
+    def _named_publisher(self, publisher: Any) -> Any:
+        self.labels.call_as("publisher", publisher)
+        return publisher
 
     def create_subscriber(self) -> Any:
         return self.target.new_subscriber(self)

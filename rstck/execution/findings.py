@@ -42,6 +42,7 @@ class Result:
     duration_s: float = 0.0
     message: str = ""
     trace: str = ""
+    legend: str = ""  # what the names in the trace stand for (rstck/core/labels.py), one line each
     settled_by: str = "idle"
     timed_out: bool = False
     node_id: str = ""
@@ -129,11 +130,15 @@ def charge_error(result: Result, reason: str, message: str = "") -> None:
     result.message = message or f"error: {reason}"
 
 
-def attach_trace(result: Result, trace: str) -> None:
-    """The evidence: the trace in the row, and at the end of the message of any verdict but a pass."""
+def attach_trace(result: Result, trace: str, legend: str = "") -> None:
+    """The evidence: the trace in the row, and at the end of the message of any verdict but a pass, with the
+    legend of its names (what the kit's stand for, the class of each object of the implementation's)."""
     result.trace = trace
+    result.legend = legend
     if result.verdict is not Verdict.PASS and trace:
         result.message = f"{result.message}\n  trace:\n{textwrap.indent(trace, '  ')}"
+        if legend:
+            result.message += f"\n  where:\n{textwrap.indent(legend, '      ')}"
 
 
 def lost_row(info: dict[str, Any], reason: str) -> dict[str, Any]:

@@ -1,8 +1,8 @@
 """Result rows as files hold them: the schema, reading rows of any earlier version, and the merge.
 
 Schema 2 (this version) is `findings.Result.row()`: every field of schema 1 plus evidence (what a reproducer
-of a fail or warn needs, rstck/core/evidence.py; None otherwise) and reproducer (the script written for it,
-rstck/reports/repro; None until one is asked for). Schema 1 added to schema 0 (rows written before
+of a fail or warn needs, rstck/core/evidence.py; None otherwise), reproducer (the script written for it,
+rstck/reports/repro; None until one is asked for) and legend (what the names in the trace stand for). Schema 1 added to schema 0 (rows written before
 rows carried a version: target, spec, rule, level, check, role, verdict, violated, duration_s,
 message, trace, settled_by, timed_out, node_id, seed, reason) schema, implementation,
 section, text, description, replay, loaded_as, deviation and recorded_at. A reader fills what an older row
@@ -27,7 +27,7 @@ SCHEMA_VERSION = 2
 _REQUIRED = ("target", "rule", "verdict")
 FIELD_DEFAULTS: dict[str, Any] = {
     "spec": "", "level": "", "check": "", "role": "", "violated": "", "duration_s": 0.0, "message": "",
-    "trace": "", "settled_by": "", "timed_out": False, "node_id": "", "seed": "", "reason": "",
+    "trace": "", "legend": "", "settled_by": "", "timed_out": False, "node_id": "", "seed": "", "reason": "",
     "implementation": "", "section": "", "text": "", "description": "", "replay": "", "loaded_as": "", "deviation": None,
     "recorded_at": "", "also_charged": (), "evidence": None, "reproducer": None,
 }

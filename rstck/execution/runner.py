@@ -78,7 +78,8 @@ def run_check(check: Check, target: Target, *, timeout_s: float = DEFAULT_DEADLI
     result.settled_by = ",".join(session.settled_by) or "idle"
     if result.verdict in (Verdict.FAIL, Verdict.WARN):
         result.evidence = reproduction_evidence(session, result.finding, result.violated, timeout_s)
-    attach_trace(result, session.trace.render())
+    trace = session.trace.render()
+    attach_trace(result, trace, session.labels.legend(trace))
     return result
 
 

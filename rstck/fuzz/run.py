@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import threading
+import textwrap
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -340,7 +341,12 @@ def _blob(error: BaseException) -> str:
 
 
 def _render(session: Any) -> str:
-    return session.trace.render() if session is not None else ""
+    """The example's trace, and under it what its names stand for (rstck/core/labels.py)."""
+    if session is None:
+        return ""
+    trace = session.trace.render()
+    legend = session.labels.legend(trace)
+    return f"{trace}\nwhere:\n{textwrap.indent(legend, '    ')}" if legend else trace
 
 
 def _hang(context: RunContext, role: str, seed: int, timeout_s: float) -> Finding:
@@ -351,7 +357,8 @@ def _hang(context: RunContext, role: str, seed: int, timeout_s: float) -> Findin
     if session is not None:
         session.lifecycle.abandon()  # what the stuck step left behind is counted from now on, not recorded
         session.target.session_abandoned(session)
-    found = judge_hang(Hang(stuck, timeout_s), session.findings.violations if session is not None else [], running="the step")
+    earlier = session.findings.violations if session is not None else []
+    found = judge_hang(Hang(stuck, timeout_s), earlier, running="the step")
     charged = found.charged  # without a rule: a factory that never returned, the target's error
     return Finding(role=role, kind="violation" if charged.rule else "error", rule=charged.rule,
                    expected=charged.expected, observed=charged.observed, trace=_render(session), seed=seed,

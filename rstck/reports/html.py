@@ -17,6 +17,7 @@ import os
 import pathlib
 import re
 import shlex
+import textwrap
 from importlib import resources
 from typing import Any
 
@@ -344,12 +345,18 @@ def _detail(detail_id: str, item_id: str, level: str, text: str, name: str, foun
                   Text.of(found.reason, 1_000), checks, name)
 
 
+def _with_legend(row: dict[str, Any]) -> str:
+    """A trace and what its names stand for (a passing check's message holds neither)."""
+    legend = row.get("legend") or ""
+    return f"{row['trace']}\nwhere:\n{textwrap.indent(legend, '    ')}" if row["trace"] and legend else row["trace"]
+
+
 def _check_detail(row: dict[str, Any]) -> CheckDetail:
     deviation = row.get("deviation")
     return CheckDetail(
         check=str(row["check"]), target=Text.of(row["target"], 300), role=str(row["role"]),
         verdict=str(row["verdict"]), description=Text.of(row["description"], 1_000), reason=Text.of(row["reason"]),
-        message=Text.of(row["message"]), trace=Text.of(row["trace"]),
+        message=Text.of(row["message"]), trace=Text.of(_with_legend(row)),
         duration_s=f"{row['duration_s']:.3f} s" if isinstance(row["duration_s"], (int, float)) else "?",
         settled_by=Text.of(row["settled_by"], 300), timed_out=bool(row["timed_out"]),
         commands=[(label, Text.of(command, 1_000)) for label, command in _commands(row)],
