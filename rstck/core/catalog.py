@@ -8,7 +8,6 @@ import functools
 import os
 import pathlib
 import sys
-import tomllib
 
 from rstck.core.install_cache import cached, file_stamp
 from rstck.core.plugins import profiles
@@ -135,6 +134,8 @@ def _catalogue_of(package: str) -> dict:
 
 
 def _parsed(package: str, text: str) -> dict:
+    import tomllib  # only when the cache has no parsed catalogue (install_cache.py)
+
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

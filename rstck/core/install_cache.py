@@ -12,14 +12,14 @@ every run reads afresh.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import pickle
 import sys
+import zlib
 from collections.abc import Callable
 from typing import Any
 
-_FORMAT = 1  # bumped when what is kept changes shape
+_FORMAT = 2  # bumped when what is kept changes shape
 
 
 def _directory() -> str:
@@ -55,11 +55,15 @@ def installed_distributions_stamp() -> list[tuple]:
 
 def cached(kind: str, key: Any, compute: Callable[[], Any]) -> Any:
     """`compute()`, kept under `kind` for as long as `key` (plain data) stays the same."""
-    digest = hashlib.sha256(repr((_FORMAT, sys.version, key)).encode()).hexdigest()[:32]
-    path = os.path.join(_directory(), f"{kind}-{digest}.pickle")
+    # The file is named by a checksum of the key and holds the key itself: a name two keys share is a miss, never
+    # another key's value (a cryptographic digest would cost a run more than the lookup saves).
+    full_key = repr((_FORMAT, sys.version, key))
+    path = os.path.join(_directory(), f"{kind}-{zlib.crc32(full_key.encode()):08x}.pickle")
     try:
         with open(path, "rb") as kept:
-            return pickle.load(kept)
+            kept_key, value = pickle.load(kept)
+        if kept_key == full_key:
+            return value
     except Exception:  # noqa: BLE001 - absent, unreadable or from another version: read afresh
         pass
     value = compute()
@@ -69,7 +73,7 @@ def cached(kind: str, key: Any, compute: Callable[[], Any]) -> Any:
         os.makedirs(_directory(), exist_ok=True)
         handle, temporary = tempfile.mkstemp(dir=_directory(), prefix=f".{kind}-")
         with os.fdopen(handle, "wb") as out:
-            pickle.dump(value, out)
+            pickle.dump((full_key, value), out)
         os.replace(temporary, path)  # whole or not at all, whoever reads it meanwhile
     except OSError:
         pass

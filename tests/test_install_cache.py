@@ -1,0 +1,80 @@
+"""What the kit keeps between runs (rstck/core/install_cache.py) is kept for as long as what it was read from
+stays the same, and never served for another key."""
+
+from __future__ import annotations
+
+import os
+import pickle
+
+import pytest
+
+from rstck.core import install_cache
+from rstck.core.install_cache import cached, file_stamp
+
+
+@pytest.fixture
+def cache_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("RSTCK_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def counting(value):
+    calls = []
+
+    def compute():
+        calls.append(value)
+        return value
+    return compute, calls
+
+
+def test_a_value_is_computed_once_while_its_key_stays(cache_dir):
+    compute, calls = counting({"read": 1})
+    assert cached("thing", ("a", 1), compute) == {"read": 1}
+    assert cached("thing", ("a", 1), compute) == {"read": 1}
+    assert calls == [{"read": 1}]
+
+
+def test_an_edited_file_is_read_afresh(cache_dir, tmp_path):
+    source = tmp_path / "catalogue.toml"
+    source.write_text("a = 1\n")
+    first, calls = counting("first")
+    assert cached("catalogue", file_stamp(str(source)), first) == "first"
+    source.write_text("a = 22\n")  # another size: another stamp, whatever the clock's resolution
+    second, _ = counting("second")
+    assert cached("catalogue", file_stamp(str(source)), second) == "second"
+    assert calls == ["first"]
+
+
+def test_a_file_of_another_key_under_the_same_name_is_a_miss(cache_dir):
+    compute, _ = counting("mine")
+    cached("thing", "mine", compute)
+    [kept] = list(cache_dir.iterdir())
+    with kept.open("rb") as file:
+        key, _value = pickle.load(file)
+    with kept.open("wb") as file:  # as if another key's checksum had named the same file
+        pickle.dump((key + "-another", "not mine"), file)
+    again, calls = counting("mine")
+    assert cached("thing", "mine", again) == "mine"
+    assert calls == ["mine"]
+
+
+def test_an_unwritable_cache_reads_afresh_every_time(tmp_path, monkeypatch):
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    monkeypatch.setenv("RSTCK_CACHE_DIR", str(blocked / "below"))
+    compute, calls = counting(3)
+    assert cached("thing", "k", compute) == 3
+    assert cached("thing", "k", compute) == 3
+    assert calls == [3, 3]
+    assert not os.path.exists(blocked / "below")
+
+
+def test_a_corrupt_entry_is_read_afresh(cache_dir):
+    compute, _ = counting("value")
+    cached("thing", "k", compute)
+    [kept] = list(cache_dir.iterdir())
+    kept.write_bytes(b"not a pickle")
+    again, calls = counting("value")
+    assert cached("thing", "k", again) == "value"
+    assert calls == ["value"]
+    assert install_cache._directory() == str(cache_dir)
