@@ -29,8 +29,8 @@ def counting(value):
 
 def test_a_value_is_computed_once_while_its_key_stays(cache_dir):
     compute, calls = counting({"read": 1})
-    assert cached("thing", ("a", 1), compute) == {"read": 1}
-    assert cached("thing", ("a", 1), compute) == {"read": 1}
+    assert cached("thing", "slot", ("a", 1), compute) == {"read": 1}
+    assert cached("thing", "slot", ("a", 1), compute) == {"read": 1}
     assert calls == [{"read": 1}]
 
 
@@ -38,23 +38,24 @@ def test_an_edited_file_is_read_afresh(cache_dir, tmp_path):
     source = tmp_path / "catalogue.toml"
     source.write_text("a = 1\n")
     first, calls = counting("first")
-    assert cached("catalogue", file_stamp(str(source)), first) == "first"
+    assert cached("catalogue", str(source), file_stamp(str(source)), first) == "first"
     source.write_text("a = 22\n")  # another size: another stamp, whatever the clock's resolution
     second, _ = counting("second")
-    assert cached("catalogue", file_stamp(str(source)), second) == "second"
+    assert cached("catalogue", str(source), file_stamp(str(source)), second) == "second"
     assert calls == ["first"]
+    assert len(list(cache_dir.iterdir())) == 1  # the edit's entry replaced the first: one file per source
 
 
 def test_a_file_of_another_key_under_the_same_name_is_a_miss(cache_dir):
     compute, _ = counting("mine")
-    cached("thing", "mine", compute)
+    cached("thing", "slot", "mine", compute)
     [kept] = list(cache_dir.iterdir())
     with kept.open("rb") as file:
         key, _value = pickle.load(file)
     with kept.open("wb") as file:  # as if another key's checksum had named the same file
         pickle.dump((key + "-another", "not mine"), file)
     again, calls = counting("mine")
-    assert cached("thing", "mine", again) == "mine"
+    assert cached("thing", "slot", "mine", again) == "mine"
     assert calls == ["mine"]
 
 
@@ -63,18 +64,18 @@ def test_an_unwritable_cache_reads_afresh_every_time(tmp_path, monkeypatch):
     blocked.write_text("")
     monkeypatch.setenv("RSTCK_CACHE_DIR", str(blocked / "below"))
     compute, calls = counting(3)
-    assert cached("thing", "k", compute) == 3
-    assert cached("thing", "k", compute) == 3
+    assert cached("thing", "slot", "k", compute) == 3
+    assert cached("thing", "slot", "k", compute) == 3
     assert calls == [3, 3]
     assert not os.path.exists(blocked / "below")
 
 
 def test_a_corrupt_entry_is_read_afresh(cache_dir):
     compute, _ = counting("value")
-    cached("thing", "k", compute)
+    cached("thing", "slot", "k", compute)
     [kept] = list(cache_dir.iterdir())
     kept.write_bytes(b"not a pickle")
     again, calls = counting("value")
-    assert cached("thing", "k", again) == "value"
+    assert cached("thing", "slot", "k", again) == "value"
     assert calls == ["value"]
     assert install_cache._directory() == str(cache_dir)

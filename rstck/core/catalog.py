@@ -129,7 +129,7 @@ def _catalogue_of(package: str) -> dict:
 
         entry = resources.files(package) / "catalogue.toml"
         return _parsed(package, entry.read_text(encoding="utf-8"))
-    return cached("catalogue", file_stamp(path),
+    return cached("catalogue", path, file_stamp(path),
                   lambda: _parsed(package, pathlib.Path(path).read_text(encoding="utf-8")))
 
 

@@ -5,7 +5,8 @@ interpreter's start (benchmarks/startup.py).
 
 An entry is keyed by what it was read from: the entry points by every distribution's metadata on sys.path (its
 directory and entry_points.txt, with their modification times), a catalogue by its file's path, size and
-modification time; an install, an upgrade or an edit changes the key, and the entry is read afresh. The cache
+modification time; an install, an upgrade or an edit changes the key, and the entry is read afresh and
+replaces the old one (one file per interpreter and per catalogue). The cache
 lives in $RSTCK_CACHE_DIR, else $XDG_CACHE_HOME/rstck, else ~/.cache/rstck; where it cannot be read or written,
 every run reads afresh.
 """
@@ -53,12 +54,15 @@ def installed_distributions_stamp() -> list[tuple]:
     return found
 
 
-def cached(kind: str, key: Any, compute: Callable[[], Any]) -> Any:
-    """`compute()`, kept under `kind` for as long as `key` (plain data) stays the same."""
-    # The file is named by a checksum of the key and holds the key itself: a name two keys share is a miss, never
-    # another key's value (a cryptographic digest would cost a run more than the lookup saves).
-    full_key = repr((_FORMAT, sys.version, key))
-    path = os.path.join(_directory(), f"{kind}-{zlib.crc32(full_key.encode()):08x}.pickle")
+def cached(kind: str, slot: Any, key: Any, compute: Callable[[], Any]) -> Any:
+    """`compute()`, kept under `kind` for what `slot` names (plain data: a file's path, the interpreter's path)
+    for as long as `key` (plain data) stays the same; a new key replaces the slot's entry."""
+    # The file is named by a checksum of the slot and holds the key itself: another key, or another slot of the
+    # same checksum, is a miss, never another's value (a cryptographic digest would cost a run more than the
+    # lookup saves). One file per slot: the cache does not grow with every install or edit.
+    full_key = repr((_FORMAT, sys.version, slot, key))
+    named = repr((sys.version, slot)).encode()
+    path = os.path.join(_directory(), f"{kind}-{zlib.crc32(named):08x}.pickle")
     try:
         with open(path, "rb") as kept:
             kept_key, value = pickle.load(kept)
@@ -80,5 +84,6 @@ def cached(kind: str, key: Any, compute: Callable[[], Any]) -> Any:
     return value
 
 
-def file_stamp(path: str) -> tuple[str, tuple[int, int] | None]:
-    return path, _stamp(path)
+def file_stamp(path: str) -> tuple[int, int] | None:
+    """What changes when the file at `path` is edited or replaced: its size and modification time."""
+    return _stamp(path)
