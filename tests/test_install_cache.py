@@ -79,3 +79,15 @@ def test_a_corrupt_entry_is_read_afresh(cache_dir):
     assert cached("thing", "slot", "k", again) == "value"
     assert calls == ["value"]
     assert install_cache._directory() == str(cache_dir)
+
+
+def test_installing_or_removing_a_distribution_changes_the_entry_points_key(tmp_path, monkeypatch):
+    site = tmp_path / "site-packages"
+    site.mkdir()
+    monkeypatch.setattr(install_cache.sys, "path", [str(site)])
+    metadata = site / "my_profile-1.0.dist-info"  # what pip adds, with entry_points.txt inside
+    for change in (metadata.mkdir, metadata.rmdir):
+        os.utime(site, ns=(1, 1))  # long before: the change's time differs whatever the clock's resolution
+        before = install_cache.installed_distributions_stamp()
+        change()
+        assert install_cache.installed_distributions_stamp() != before

@@ -3,8 +3,8 @@ catalogues. Reading them afresh costs a run more than its checks do (importlib.m
 distribution; tomllib parses some 1,800 lines), and a one-check `rstck check` should cost little more than the
 interpreter's start (benchmarks/startup.py).
 
-An entry is keyed by what it was read from: the entry points by every distribution's metadata on sys.path (its
-directory and entry_points.txt, with their modification times), a catalogue by its file's path, size and
+An entry is keyed by what it was read from: the entry points by the directories on sys.path, with their
+modification times (pip adds, replaces or removes a distribution's metadata directory there), a catalogue by its file's path, size and
 modification time; an install, an upgrade or an edit changes the key, and the entry is read afresh and
 replaces the old one (one file per interpreter and per catalogue). The cache
 lives in $RSTCK_CACHE_DIR, else $XDG_CACHE_HOME/rstck, else ~/.cache/rstck; where it cannot be read or written,
@@ -40,18 +40,9 @@ def _stamp(path: str) -> tuple[int, int] | None:
 
 
 def installed_distributions_stamp() -> list[tuple]:
-    """Every distribution's metadata on sys.path, with what would change when it is installed or replaced."""
-    found: list[tuple] = [tuple(sys.path)]
-    for entry in sys.path:
-        try:
-            names = sorted(os.listdir(entry or "."))
-        except OSError:
-            continue
-        for name in names:
-            if name.endswith((".dist-info", ".egg-info")):
-                meta = os.path.join(entry or ".", name)
-                found.append((meta, _stamp(meta), _stamp(os.path.join(meta, "entry_points.txt"))))
-    return found
+    """What changes when a distribution on sys.path is installed, upgraded or removed: each directory's
+    modification time (an install or removal adds or removes its metadata directory there)."""
+    return [(entry, _stamp(entry or ".")) for entry in sys.path]
 
 
 def cached(kind: str, slot: Any, key: Any, compute: Callable[[], Any]) -> Any:
