@@ -930,18 +930,18 @@ def expect_goodbye_reason(connection, rule):
         raise Broken(rule, "goodbye with a reason that names the fault", "goodbye with an empty reason")
 
 
-def expect_served(connection, rule, stream_id=None, terminal="", elements=None):
-    """The server served stream `stream_id`: it ended with `terminal` ("": not yet) after `elements` elements; and
+def expect_served(connection, rule, stream=None, terminal="", elements=None):
+    """The server served stream `stream`: it ended with `terminal` ("": not yet) after `elements` elements; and
     said no goodbye."""
-    expected = (f"stream {stream_id} to end with {terminal}" if terminal else f"stream {stream_id} to go on") + (
-        f" after {elements} elements" if elements is not None else "") + ", and no goodbye" if stream_id is not None \
+    expected = (f"stream {stream} to end with {terminal}" if terminal else f"stream {stream} to go on") + (
+        f" after {elements} elements" if elements is not None else "") + ", and no goodbye" if stream is not None \
         else "no goodbye: the connection stays open"
-    if stream_id is not None:
-        stream = connection.stream(stream_id)
-        if not stream.terminal.startswith(terminal) or (not terminal and stream.terminal):
-            raise Broken(rule, expected, f"stream {stream_id} ended with {stream.terminal or 'nothing yet'}")
-        if elements is not None and len(stream.elements) != elements:
-            raise Broken(rule, expected, f"stream {stream_id} brought {len(stream.elements)} elements")
+    if stream is not None:
+        served = connection.stream(stream)
+        if not served.terminal.startswith(terminal) or (not terminal and served.terminal):
+            raise Broken(rule, expected, f"stream {stream} ended with {served.terminal or 'nothing yet'}")
+        if elements is not None and len(served.elements) != elements:
+            raise Broken(rule, expected, f"stream {stream} brought {len(served.elements)} elements")
     if connection.goodbye_received is not None:
         raise Broken(rule, expected, f"goodbye({connection.goodbye_received[1]!r})")
 
@@ -954,9 +954,9 @@ def reserved_element(publisher, i):
     return i.to_bytes(8, "big")
 
 
-def expect_elements_of(connection, rule, stream_id, publisher):
-    """The elements of stream `stream_id` are those of the reserved publisher `publisher`, in order."""
-    for i, element in enumerate(connection.stream(stream_id).elements):
+def expect_elements_of(connection, rule, stream, publisher):
+    """The elements of stream `stream` are those of the reserved publisher `publisher`, in order."""
+    for i, element in enumerate(connection.stream(stream).elements):
         if element != reserved_element(publisher, i):
             raise Broken(rule, f"element {i} of {publisher} (docs/wire-format.md)",
                          f"element {i} was {element[:16].hex()}{'…' if len(element) > 16 else ''}")
@@ -1059,6 +1059,9 @@ class KitClient:
                     connection.receive(max(0.0, until - time.monotonic()))
                 except (Silent, Closed):
                     break
+            # Frames decoded with the barrier's end (checked as they arrived) are not news: the quiet is what comes
+            # after them.
+            connection.inbox.clear()
             if not connection.quiet():
                 return
 
