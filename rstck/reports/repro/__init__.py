@@ -43,6 +43,8 @@ class Reproducer:
 
 def language_of(loaded_as: str) -> str | None:
     """Which kind of script a target loaded as `loaded_as` gets (None: none yet)."""
+    if loaded_as.startswith(("tcp://", "client-cmd:")):
+        return "network"
     if loaded_as.startswith(("node:", "node-stream:")):
         return "javascript" if loaded_as.startswith("node:") else None
     if re.fullmatch(r"[\w.]+:[\w.]+", loaded_as):
@@ -61,8 +63,9 @@ def reason_against(row: dict[str, Any]) -> str:
     return why_not(row.get("evidence"))
 
 
-# The specs whose rules the scripts' recording ends judge (the core Reactive Streams rules).
-SCRIPTED_SPECS = ("reactive-streams",)
+# The specs whose rules the scripts' recording ends judge (the core Reactive Streams rules; the network protocol's,
+# which only a network target's checks judge).
+SCRIPTED_SPECS = ("reactive-streams", "network-protocol")
 
 
 def findings(rows: Iterable[dict[str, Any]]) -> list[list[dict[str, Any]]]:
@@ -168,6 +171,9 @@ class Kind:
     argument: str  # what names another target on its command line
     module: str  # the module that writes it
     needs: str  # what it needs besides the implementation, in the header's words
+    judges: str = ("It makes the kit's calls of that check, in order, against the target (the one named above unless "
+                   "another is given), through a recording subscriber and source written out below, and judges every "
+                   "signal by the publisher and subscriber rules as rstck does.")
 
     def render(self, evidence: dict[str, Any], **given: Any) -> str:
         import importlib
@@ -187,6 +193,12 @@ LANGUAGES = {
     "javascript": Kind(".js", "node", "PATH", "rstck.reports.repro.javascript",
                        "It needs only the implementation and Node: it requires the module by its path and calls the "
                        "factories it exports."),
+    "network": Kind(".py", "python", "tcp://HOST:PORT|COMMAND", "rstck.reports.repro.network",
+                    "It needs only Python: it speaks the protocol itself (docs/wire-format.md), and imports nothing of "
+                    "rstck.",
+                    judges="It opens the kit's connections to the server (or, for a client, listens, runs the command "
+                    "and serves it), sends the kit's frames of that check byte for byte in order, reads and checks "
+                    "every frame as rstck does, and judges the broken sentence."),
 }
 
 
@@ -234,9 +246,7 @@ def _header(row: dict[str, Any], name: str, kind: Kind) -> str:
         f"Run from the project's root:  {kind.run_with} {name} [{kind.argument}]",
         "",
         *textwrap.wrap(
-            "It makes the kit's calls of that check, in order, against the target (the one named above unless "
-            "another is given), through a recording subscriber and source written out below, and judges every "
-            "signal by the publisher and subscriber rules as rstck does. Exit status: 1 while the implementation "
+            f"{kind.judges} Exit status: 1 while the implementation "
             "breaks the sentence, 0 once it keeps it, 2 if the script cannot run (the target does not load, a "
             f"factory raises). {kind.needs}", 100),
     ]
