@@ -158,10 +158,13 @@ def test_shrinking_stops_at_its_time_bound_and_keeps_the_failure():
 
 
 def test_no_example_starts_after_the_time_bound_even_within_a_run():
-    # Hypothesis set up beforehand, so that what the bound leaves room for is examples, however busy the machine.
+    # Hypothesis set up beforehand, and the bound room for several examples as long as one takes on this machine
+    # now, so that what the bound leaves room for is examples, however busy the machine.
+    started = time.monotonic()
     run_machine(sync_publisher, "publisher", seed=1, examples=1, steps=30, profile="rstck-default", timeout_s=1.0)
+    one_example_s = time.monotonic() - started
     report = run_machine(sync_publisher, "publisher", seed=1, examples=100_000, steps=30, profile="rstck-default",
-                         timeout_s=1.0, until=time.monotonic() + 1.0)  # long enough for one example under load
+                         timeout_s=1.0, until=time.monotonic() + max(1.0, 5 * one_example_s))
     assert 0 < report.examples < 100_000 and not report.findings
 
 

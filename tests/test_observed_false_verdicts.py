@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 
 from rstck import InProcessTarget
 from rstck.execution.plan import plan
@@ -543,3 +544,35 @@ def test_a_large_heap_in_the_checking_process_does_not_make_3_13_time_out():
     rows = [run_check(p.check, p.target, timeout_s=0.3).row() for p in plan(target, rules="3.13")]
     assert [row["verdict"] for row in rows] == ["pass"], [row["message"] for row in rows]
     del heap
+
+
+def test_a_pool_thread_busy_when_the_check_begins_is_watched_when_it_takes_the_checks_work(monkeypatch):
+    """Observed under load: a conformant publisher delivering from its own pool failed 1.9 ("no on_subscribe
+    arrived"). The pool's thread was still busy with earlier work when the check began, so it was neither new
+    nor seen parked; the check's subscribe queued its task behind that work, and settling, watching no thread,
+    ended before the task ran. The window is made wide here: the pool's only thread is busy computing as the
+    check begins."""
+    import concurrent.futures
+
+    from tests.conformant import publishers
+
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="busy-pool")
+    monkeypatch.setattr(publishers, "_POOL", pool)
+    target = InProcessTarget(create_publisher=publishers.PooledExecutor, create_failed_publisher=publishers.PooledFailed)
+    try:
+        for planned in plan(target, rules="1.9,1.6"):
+            busy = threading.Event()
+            pool.submit(computing, busy, 0.2)  # earlier work, still running as the check begins
+            busy.wait()
+            row = run_check(planned.check, planned.target, timeout_s=5.0).row()
+            assert row["verdict"] == "pass", row["message"]
+    finally:
+        pool.shutdown()
+
+
+def computing(started: threading.Event, seconds: float) -> None:
+    """Work that keeps a thread on the CPU for `seconds` (as a task of an earlier check does on a loaded machine)."""
+    started.set()
+    until = time.monotonic() + seconds
+    while time.monotonic() < until:
+        pass

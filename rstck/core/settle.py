@@ -161,7 +161,7 @@ class Settler:
         """
         self._scan_trace()
         threads = self.threads.watched(self._signalling)
-        if not threads:
+        if not threads and not self.threads.busy_from_before():
             return None
         window = self.quiet_window(deadline)
         stable_since = silent_since = time.monotonic()
@@ -173,6 +173,9 @@ class Settler:
                 return "violation", 0.0
             states = read_states(threads)
             kinds = {state.kind for state in states.values()}
+            earlier_work = self.threads.busy_from_before()
+            if earlier_work:  # it may take this check's work next: as busy as a watched thread that runs
+                kinds.add("running")
             now = time.monotonic()
             if kinds <= {"ended"}:
                 self._scan_trace()
@@ -194,7 +197,9 @@ class Settler:
                 return ("quiet-period", window) if "blocked" in kinds else ("threads-parked", 0.0)
             if now >= deadline:
                 raise SettleTimeout(f"the implementation's own threads were still busy at the deadline: "
-                                    f"{describe(threads, states)}")
+                                    f"{describe(threads, states)}"
+                                    + "".join(f", {thread.name} (running since before the check)"
+                                              for thread in earlier_work))
             timers = [s.due_s for s in states.values() if s.kind == "timer"]
             pause = min(timers + [needed - (now - stable_since) if not busy else 0.001, deadline - now])
             self.trace.wait_for_more(changed[0], max(0.0005, min(pause, 0.05)))

@@ -23,13 +23,31 @@ class ThreadWatch:
     shared pool's worker woken by this check's work). A thread once watched stays watched for
     the check (parked or ended, it holds nothing up), so each look examines only the others:
     a process full of idle threads left by earlier checks costs little per look.
+
+    A thread still running earlier work when the check began (a pool's worker finishing an earlier
+    check's task, on a loaded machine) may take this check's work next without ever being seen parked:
+    settling waits while it runs (`busy_from_before`); once it parks it is one of the parked above,
+    and once it sleeps, waits for a timer or blocks it is none of the check's (a heartbeat, a reader).
     """
 
     def __init__(self) -> None:
         self._started_before = frozenset(threading.enumerate())  # held only as long as the check's session
         others = {t.ident: t for t in self._started_before if not is_kit_thread(t)}
-        self._asleep = {ident: others[ident] for ident, state in read_states(others).items() if state.kind == "parked"}
+        states = read_states(others)
+        self._asleep = {ident: others[ident] for ident, state in states.items() if state.kind == "parked"}
+        self._running = {ident: others[ident] for ident, state in states.items() if state.kind == "running"}
         self._chosen: dict[int, threading.Thread | None] = {}
+
+    def busy_from_before(self) -> list[threading.Thread]:
+        """The threads running when the check began that run still (those the check has not come to watch)."""
+        if not self._running:
+            return []
+        for ident, state in read_states(self._running).items():
+            if state.kind == "parked":
+                self._asleep[ident] = self._running.pop(ident)
+            elif state.kind != "running" or ident in self._chosen:
+                del self._running[ident]
+        return list(self._running.values())
 
     @property
     def started_before(self) -> frozenset[threading.Thread]:
