@@ -6,7 +6,7 @@ interpreter's start (benchmarks/startup.py).
 An entry is keyed by what it was read from: the entry points by the directories on sys.path, with their
 modification times (pip adds, replaces or removes a distribution's metadata directory there), a catalogue by its file's path, size and
 modification time; an install, an upgrade or an edit changes the key, and the entry is read afresh and
-replaces the old one (one file per interpreter and per catalogue). The cache
+replaces the old one (one file per interpreter and import path, and per catalogue). The cache
 lives in $RSTCK_CACHE_DIR, else $XDG_CACHE_HOME/rstck, else ~/.cache/rstck; where it cannot be read or written,
 every run reads afresh.
 """

@@ -139,7 +139,9 @@ def _read_entry_points() -> dict[str, list[tuple[str, str]]]:
 
 
 def _entry_points(group: str) -> list[_EntryPoint]:
-    found = cached("entry-points", sys.executable, installed_distributions_stamp(), _read_entry_points)
+    # One entry per interpreter and import path: `python -m`, `-c` and a script's directory see different ones.
+    found = cached("entry-points", (sys.executable, tuple(sys.path)), installed_distributions_stamp(),
+                   _read_entry_points)
     return [_EntryPoint(name, value) for name, value in found[group]]
 
 
