@@ -2,7 +2,7 @@
 
 `rstck check … --repro DIR` (and `pytest --rstck-repro DIR`) writes one script per distinct finding of a run, from
 the evidence its row carries (rstck/core/evidence.py): a Python script for an in-process target, a JavaScript file
-for `node:` targets. It performs the kit's calls in order, then judges what the implementation did by the broken
+for `node:` and `node-stream:` targets. It performs the kit's calls in order, then judges what the implementation did by the broken
 sentence, and exits 1 while the implementation breaks it, 0 once it keeps it, 2 if it cannot run. Each script is
 run once as it is written: one that does not show the finding is not kept, and its row says why, as does a row
 whose evidence cannot make one (docs/reproducers.md).
@@ -43,8 +43,10 @@ class Reproducer:
 
 def language_of(loaded_as: str) -> str | None:
     """Which kind of script a target loaded as `loaded_as` gets (None: none yet)."""
-    if loaded_as.startswith(("node:", "node-stream:")):
-        return "javascript" if loaded_as.startswith("node:") else None
+    if loaded_as.startswith("node-stream:"):
+        return "node-stream"
+    if loaded_as.startswith("node:"):
+        return "javascript"
     if re.fullmatch(r"[\w.]+:[\w.]+", loaded_as):
         return "python"
     return None
@@ -54,15 +56,12 @@ def reason_against(row: dict[str, Any]) -> str:
     """Why no reproducer can be made of `row` ("" when one can be)."""
     if not row.get("loaded_as"):
         return "the target was not loaded by a name a script can load again (MODULE:ATTR, node:PATH)"
-    if language_of(row["loaded_as"]) is None:
+    language = language_of(row["loaded_as"])
+    if language is None:
         return f"reproducers of {row['loaded_as'].split(':')[0]}: targets are not written yet"
-    if row.get("spec") not in SCRIPTED_SPECS:
+    if row.get("spec") not in LANGUAGES[language].specs:
         return f"reproducers of the {row.get('spec')} profile's items are not written yet"
     return why_not(row.get("evidence"))
-
-
-# The specs whose rules the scripts' recording ends judge (the core Reactive Streams rules).
-SCRIPTED_SPECS = ("reactive-streams",)
 
 
 def findings(rows: Iterable[dict[str, Any]]) -> list[list[dict[str, Any]]]:
@@ -159,6 +158,12 @@ def _script(row: dict[str, Any], directory: pathlib.Path, confirm: bool) -> tupl
     return path, ""
 
 
+# The specs whose rules the recording ends of the Reactive Streams scripts judge (the core Reactive Streams rules).
+REACTIVE_STREAMS = ("reactive-streams",)
+RECORDING_ENDS = ("through a recording subscriber and source written out below, and judges every signal by the "
+                  "publisher and subscriber rules as rstck does")
+
+
 @dataclasses.dataclass(frozen=True)
 class Kind:
     """A kind of script: how it is named, written and run."""
@@ -168,6 +173,8 @@ class Kind:
     argument: str  # what names another target on its command line
     module: str  # the module that writes it
     needs: str  # what it needs besides the implementation, in the header's words
+    specs: tuple[str, ...]  # the specs whose items its scripts judge
+    replays: str = RECORDING_ENDS  # how it makes the check's calls and judges them, in the header's words
 
     def render(self, evidence: dict[str, Any], **given: Any) -> str:
         import importlib
@@ -180,13 +187,18 @@ class Kind:
         return [program, str(path)]
 
 
+NODE_NEEDS = ("It needs only the implementation and Node: it requires the module by its path and calls the factories "
+              "it exports.")
 LANGUAGES = {
     "python": Kind(".py", "python", "MODULE:ATTR", "rstck.reports.repro.python",
                    "It needs only the implementation: it imports the target's module for its factories (that module "
-                   "may import rstck to build the target; this script imports nothing of rstck)."),
-    "javascript": Kind(".js", "node", "PATH", "rstck.reports.repro.javascript",
-                       "It needs only the implementation and Node: it requires the module by its path and calls the "
-                       "factories it exports."),
+                   "may import rstck to build the target; this script imports nothing of rstck).", REACTIVE_STREAMS),
+    "javascript": Kind(".js", "node", "PATH", "rstck.reports.repro.javascript", NODE_NEEDS, REACTIVE_STREAMS),
+    "node-stream": Kind(".js", "node", "PATH", "rstck.reports.repro.node_stream", NODE_NEEDS,
+                        ("node-stream-contract", "jsgi-stream"),
+                        "on the streams its factories make, records what they emit and call back as rstck's stream "
+                        "driver observes it (written out below), and judges the sentence on what it saw as the check "
+                        "does"),
 }
 
 
@@ -235,8 +247,7 @@ def _header(row: dict[str, Any], name: str, kind: Kind) -> str:
         "",
         *textwrap.wrap(
             "It makes the kit's calls of that check, in order, against the target (the one named above unless "
-            "another is given), through a recording subscriber and source written out below, and judges every "
-            "signal by the publisher and subscriber rules as rstck does. Exit status: 1 while the implementation "
+            f"another is given), {kind.replays}. Exit status: 1 while the implementation "
             "breaks the sentence, 0 once it keeps it, 2 if the script cannot run (the target does not load, a "
             f"factory raises). {kind.needs}", 100),
     ]
