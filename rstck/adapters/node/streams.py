@@ -460,7 +460,8 @@ class StreamDriver:
         if not reply.get("ok"):
             thrown = self.process.thrown(reply.get("thrown"))
             raise RuleViolation(self.rule, f"{stream.label}.{prop} to be readable", f"reading it threw "
-                                f"{describe_error(thrown)}", claim={"by": "check", "claim": "read", "read": {"ref": ref}})
+                                f"{describe_error(thrown)}",
+                                claim={"by": "check", "claim": "read", "read": {"ref": ref}})
         value = self.settler.value_of(self.process, reply.get("ret"))
         self.session.trace.note(f"{stream.label}.{prop} is {show(value)}")
         return Read(value, ref)

@@ -2,7 +2,7 @@
 
 `rstck check … --repro DIR` (and `pytest --rstck-repro DIR`) writes one script per distinct finding of a run, from
 the evidence its row carries (rstck/core/evidence.py): a Python script for an in-process target, a JavaScript file
-for `node:` and `node-stream:` targets. It performs the kit's calls in order, then judges what the implementation did by the broken
+for `node:` and `node-stream:` targets. It performs the kit's calls in order, then judges what it did by the broken
 sentence, and exits 1 while the implementation breaks it, 0 once it keeps it, 2 if it cannot run. Each script is
 run once as it is written: one that does not show the finding is not kept, and its row says why, as does a row
 whose evidence cannot make one (docs/reproducers.md).
@@ -43,10 +43,8 @@ class Reproducer:
 
 def language_of(loaded_as: str) -> str | None:
     """Which kind of script a target loaded as `loaded_as` gets (None: none yet)."""
-    if loaded_as.startswith("node-stream:"):
-        return "node-stream"
-    if loaded_as.startswith("node:"):
-        return "javascript"
+    if loaded_as.startswith(("node:", "node-stream:")):
+        return "javascript" if loaded_as.startswith("node:") else "node-stream"
     if re.fullmatch(r"[\w.]+:[\w.]+", loaded_as):
         return "python"
     return None
@@ -56,12 +54,15 @@ def reason_against(row: dict[str, Any]) -> str:
     """Why no reproducer can be made of `row` ("" when one can be)."""
     if not row.get("loaded_as"):
         return "the target was not loaded by a name a script can load again (MODULE:ATTR, node:PATH)"
-    language = language_of(row["loaded_as"])
-    if language is None:
+    if language_of(row["loaded_as"]) is None:
         return f"reproducers of {row['loaded_as'].split(':')[0]}: targets are not written yet"
-    if row.get("spec") not in LANGUAGES[language].specs:
+    if row.get("spec") not in LANGUAGES[language_of(row["loaded_as"])].specs:
         return f"reproducers of the {row.get('spec')} profile's items are not written yet"
     return why_not(row.get("evidence"))
+
+
+# The specs whose rules the scripts' recording ends judge (the core Reactive Streams rules).
+SCRIPTED_SPECS = ("reactive-streams",)
 
 
 def findings(rows: Iterable[dict[str, Any]]) -> list[list[dict[str, Any]]]:
@@ -158,12 +159,6 @@ def _script(row: dict[str, Any], directory: pathlib.Path, confirm: bool) -> tupl
     return path, ""
 
 
-# The specs whose rules the recording ends of the Reactive Streams scripts judge (the core Reactive Streams rules).
-REACTIVE_STREAMS = ("reactive-streams",)
-RECORDING_ENDS = ("through a recording subscriber and source written out below, and judges every signal by the "
-                  "publisher and subscriber rules as rstck does")
-
-
 @dataclasses.dataclass(frozen=True)
 class Kind:
     """A kind of script: how it is named, written and run."""
@@ -173,8 +168,10 @@ class Kind:
     argument: str  # what names another target on its command line
     module: str  # the module that writes it
     needs: str  # what it needs besides the implementation, in the header's words
-    specs: tuple[str, ...]  # the specs whose items its scripts judge
-    replays: str = RECORDING_ENDS  # how it makes the check's calls and judges them, in the header's words
+    specs: tuple[str, ...] = SCRIPTED_SPECS  # the specs whose items its scripts judge
+    # How it makes the check's calls and judges them, in the header's words.
+    replays: str = ("through a recording subscriber and source written out below, and judges every signal by the "
+                    "publisher and subscriber rules as rstck does")
 
     def render(self, evidence: dict[str, Any], **given: Any) -> str:
         import importlib
@@ -187,19 +184,21 @@ class Kind:
         return [program, str(path)]
 
 
-NODE_NEEDS = ("It needs only the implementation and Node: it requires the module by its path and calls the factories "
-              "it exports.")
 LANGUAGES = {
     "python": Kind(".py", "python", "MODULE:ATTR", "rstck.reports.repro.python",
                    "It needs only the implementation: it imports the target's module for its factories (that module "
-                   "may import rstck to build the target; this script imports nothing of rstck).", REACTIVE_STREAMS),
-    "javascript": Kind(".js", "node", "PATH", "rstck.reports.repro.javascript", NODE_NEEDS, REACTIVE_STREAMS),
-    "node-stream": Kind(".js", "node", "PATH", "rstck.reports.repro.node_stream", NODE_NEEDS,
-                        ("node-stream-contract", "jsgi-stream"),
-                        "on the streams its factories make, records what they emit and call back as rstck's stream "
-                        "driver observes it (written out below), and judges the sentence on what it saw as the check "
-                        "does"),
+                   "may import rstck to build the target; this script imports nothing of rstck)."),
+    "javascript": Kind(".js", "node", "PATH", "rstck.reports.repro.javascript",
+                       "It needs only the implementation and Node: it requires the module by its path and calls the "
+                       "factories it exports."),
 }
+# A node-stream: target's script drives the streams as rstck's stream driver does, for the items of both profiles that
+# driver serves.
+LANGUAGES["node-stream"] = Kind(
+    ".js", "node", "PATH", "rstck.reports.repro.node_stream", LANGUAGES["javascript"].needs,
+    ("node-stream-contract", "jsgi-stream"),
+    "on the streams its factories make, records what they emit and call back as rstck's stream driver observes it "
+    "(written out below), and judges the sentence on what it saw as the check does")
 
 
 def _slug(name: str) -> str:

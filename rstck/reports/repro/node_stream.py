@@ -67,8 +67,8 @@ class NodeStreams:
             if len(made) == 1:
                 return f"const {op['calls'][0]['name']} = await call({', '.join(made[0])});"
             names = ", ".join(c["name"] for c in op["calls"])
-            lines = [f"[{', '.join(parts)}]," for parts in made]
-            return f"const [{names}] = await burst(\n" + "\n".join(INDENT * 2 + line for line in lines) + ");"
+            lines = [f"{INDENT * 2}[{', '.join(parts)}]" for parts in made]
+            return f"const [{names}] = await burst(\n" + ",\n".join(lines) + ");"
         if kind == "read":
             return f"const {op['name']} = await read({op['on']}, {json.dumps(op['property'])});"
         if kind == "inspect":

@@ -146,7 +146,8 @@ def expect_no_throw(rule: str, outcome: Any, expected: str = "") -> None:
 
 def expect_throw(rule: str, outcome: Any, when: str) -> None:
     if not outcome.raised:
-        raise RuleViolation(rule, f"{outcome.text} to throw {when}", outcome.shown(), claim=claim("throws", call=outcome))
+        raise RuleViolation(rule, f"{outcome.text} to throw {when}", outcome.shown(),
+                            claim=claim("throws", call=outcome))
 
 
 def expect_returned(rule: str, outcome: Any, value: Any, expected: str = "") -> None:

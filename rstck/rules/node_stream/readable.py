@@ -39,7 +39,8 @@ def _paused_at_first_chunk(streams, rule):
         raise NotApplicable("the readable emitted no data event to pause at")
     if paused[0].thrown is not None:
         raise RuleViolation("node.readable.2", "pause() to be callable in a data listener",
-                            f"it threw {paused[0].thrown!r}", claim=claim("reaction_returned", of=stream, method="pause"))
+                            f"it threw {paused[0].thrown!r}",
+                            claim=claim("reaction_returned", of=stream, method="pause"))
     return stream, paused[0]
 
 
