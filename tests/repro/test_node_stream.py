@@ -32,14 +32,19 @@ def test_every_finding_has_a_reproducer_that_fails_the_mutant_and_passes_the_ref
     assert_every_finding_reproduces(rows, tmp_path, FIXED)
 
 
-def test_a_call_that_never_returns_is_reproduced_as_a_hang(tmp_path):
+@pytest.mark.parametrize("module, item, observed", [
     # write() loops for ever: the script's watching process names the call that had not returned by the deadline.
-    with node_stream_target(here("bad", "loop_in_write.js"), isolation="reuse", spares=0) as target:
-        rows = rows_of(target, 0.5, rules="node.writable.5")
+    ("loop_in_write", "node.writable.5", "had not returned after 0.5 s"),
+    # A timer that never stops: the streams never settle, judged at the check's deadline.
+    ("busy_forever", "node.readable.13", "they were still busy at the deadline"),
+])
+def test_what_the_deadline_decides_is_reproduced_at_the_deadline(module, item, observed, tmp_path):
+    with node_stream_target(here("bad", f"{module}.js"), isolation="reuse", spares=0) as target:
+        rows = rows_of(target, 0.5, rules=item)
     (found,) = write_reproducers(rows, tmp_path)
     assert found.path is not None, found.reason
     broken = run_script(found)
-    assert broken.returncode == 1 and "had not returned after 0.5 s" in broken.stdout, broken.stdout
+    assert broken.returncode == 1 and f"BROKEN {item}:" in broken.stdout and observed in broken.stdout, broken.stdout
     assert run_script(found, FIXED).returncode == 0
 
 

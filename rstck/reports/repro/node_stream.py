@@ -48,8 +48,20 @@ def _fields(data: dict[str, Any]) -> str:
     return f"{{ {', '.join(shown)} }}"
 
 
+def referenced(data: Any) -> set[str]:
+    """The names of the driver's observations that `data` (a claim, an operation) refers to."""
+    if isinstance(data, dict):
+        return {data["ref"]} if set(data) == {"ref"} else set().union(*map(referenced, data.values()))
+    if isinstance(data, list):
+        return set().union(*map(referenced, data))
+    return set()
+
+
 class NodeStreams:
     comment = "//"
+
+    def __init__(self, referenced_names: set[str]) -> None:
+        self.referenced = referenced_names  # the observations a judgement or a condition uses: kept by name
 
     def declaration(self, name: str, what: dict[str, Any]) -> str | None:
         if what.get("kind") == "callback":
@@ -85,7 +97,7 @@ class NodeStreams:
             shown = ", ".join(f"{name}: {text}" for name, text in options.items() if text)
             return f"await listen({op['on']}, {json.dumps(op['event'])}{f', {{ {shown} }}' if shown else ''});"
         if kind == "settle":
-            return f"const {op['name']} = await settle();" if "name" in op else "await settle();"
+            return f"const {op['name']} = await settle();" if op.get("name") in self.referenced else "await settle();"
         if kind == "mark":
             return f"const {op['name']} = mark();"
         if kind == "unless":
@@ -110,4 +122,5 @@ class NodeStreams:
 def render(evidence: dict[str, Any], *, header: str, target: str, rule: str) -> str:
     """The whole file."""
     settings = {"target": target, "rule": rule, "deadlineS": evidence["deadline_s"]}
-    return javascript_file(header, body(evidence, NodeStreams()), RUNTIME, settings)
+    names = referenced([evidence.get("claim"), *(op for op in evidence["ops"] if op["op"] == "unless")])
+    return javascript_file(header, body(evidence, NodeStreams(names)), RUNTIME, settings)
