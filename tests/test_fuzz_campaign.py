@@ -3,6 +3,7 @@ that raises, hangs, or kills its worker process)."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import os
 import pathlib
@@ -254,3 +255,14 @@ def test_a_seed_draws_the_same_whatever_modules_are_loaded(tmp_path, monkeypatch
     after = run_shard_outcome(shard("ignores_zero", runs=1, first_seed=1))
     assert (after.examples, after.steps, [f.key for f in after.findings]) == \
         (before.examples, before.steps, [f.key for f in before.findings])
+
+
+def test_the_sure_runs_are_whole_whatever_the_time_bound():
+    """`rstck check`'s fuzz phase bounds each role's time, and its first run is whole whatever the bound: what
+    that run finds is found on a machine so loaded that the bound has passed before the first example."""
+    bounded = Shard(target=f"{HERE}:ignores_zero", role="publisher", first_seed=0, runs=2, examples_per_run=50,
+                    steps=30, timeout_s=1.0, time_s=0.0)
+    assert run_shard_on(ignores_zero, bounded).examples == 0
+    sure = dataclasses.replace(bounded, sure_runs=1)
+    outcome = run_shard_on(ignores_zero, sure)
+    assert outcome.runs == 1 and "3.9" in {f.rule for f in outcome.findings}

@@ -7,6 +7,7 @@ from __future__ import annotations
 import html
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 
@@ -20,8 +21,10 @@ def installed(tmp_path_factory) -> dict[str, str]:
     """The environment of a Python that has rstck and the echo kit installed (in a directory of its own, so the
     suite's own environment stays without it)."""
     site = tmp_path_factory.mktemp("echo-kit-site")
+    source = tmp_path_factory.mktemp("echo-kit-source") / "echo_kit"  # the build writes beside its sources
+    shutil.copytree(ECHO_KIT, source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
     done = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-                           "--no-index", "--target", str(site), str(ECHO_KIT)], capture_output=True, text=True,
+                           "--no-index", "--target", str(site), str(source)], capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0, done.stderr
     return {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}

@@ -99,3 +99,13 @@ def test_a_malformed_allowlist_is_a_usage_error(pytester, tmp_path):
     result = pytester.runpytest("--rstck-target", TWO_RULES, "--rstck-allow", str(bad))
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*bad.toml:1: the deviation has no 'target'*"])
+
+
+def test_under_xdist_loadgroup_each_broken_sentence_still_fails_one_item(pytester, monkeypatch):
+    """A target's items carry its xdist group, so that `--dist loadgroup` runs them in one worker, where the
+    counting knows every item before."""
+    monkeypatch.setenv("PYTHONPATH", str(REPO))  # the workers import the zoo's target as the user's package
+    result = pytester.runpytest_subprocess("--rstck-target", TWO_RULES, "-p", "no:randomly", "-n", "2",
+                                           "--dist", "loadgroup", "-rf", timeout=300)
+    failed = sorted(line.split("::", 1)[1].split("-")[0] for line in result.outlines if line.startswith("FAILED"))
+    assert failed == ["3.3", "3.9"], result.outlines[-30:]

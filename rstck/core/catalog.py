@@ -8,7 +8,6 @@ import functools
 import os
 import pathlib
 import sys
-import tomllib
 
 from rstck.core.install_cache import cached, file_stamp
 from rstck.core.plugins import profiles
@@ -130,11 +129,13 @@ def _catalogue_of(package: str) -> dict:
 
         entry = resources.files(package) / "catalogue.toml"
         return _parsed(package, entry.read_text(encoding="utf-8"))
-    return cached("catalogue", file_stamp(path),
+    return cached("catalogue", path, file_stamp(path),
                   lambda: _parsed(package, pathlib.Path(path).read_text(encoding="utf-8")))
 
 
 def _parsed(package: str, text: str) -> dict:
+    import tomllib  # only when the cache has no parsed catalogue (install_cache.py)
+
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -3,23 +3,24 @@ catalogues. Reading them afresh costs a run more than its checks do (importlib.m
 distribution; tomllib parses some 1,800 lines), and a one-check `rstck check` should cost little more than the
 interpreter's start (benchmarks/startup.py).
 
-An entry is keyed by what it was read from: the entry points by every distribution's metadata on sys.path (its
-directory and entry_points.txt, with their modification times), a catalogue by its file's path, size and
-modification time; an install, an upgrade or an edit changes the key, and the entry is read afresh. The cache
+An entry is keyed by what it was read from: the entry points by the directories on sys.path, with their
+modification times (pip adds, replaces or removes a distribution's metadata directory there), a catalogue by its file's path, size and
+modification time; an install, an upgrade or an edit changes the key, and the entry is read afresh and
+replaces the old one (one file per interpreter and per catalogue). The cache
 lives in $RSTCK_CACHE_DIR, else $XDG_CACHE_HOME/rstck, else ~/.cache/rstck; where it cannot be read or written,
 every run reads afresh.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import pickle
 import sys
+import zlib
 from collections.abc import Callable
 from typing import Any
 
-_FORMAT = 1  # bumped when what is kept changes shape
+_FORMAT = 2  # bumped when what is kept changes shape
 
 
 def _directory() -> str:
@@ -39,27 +40,25 @@ def _stamp(path: str) -> tuple[int, int] | None:
 
 
 def installed_distributions_stamp() -> list[tuple]:
-    """Every distribution's metadata on sys.path, with what would change when it is installed or replaced."""
-    found: list[tuple] = [tuple(sys.path)]
-    for entry in sys.path:
-        try:
-            names = sorted(os.listdir(entry or "."))
-        except OSError:
-            continue
-        for name in names:
-            if name.endswith((".dist-info", ".egg-info")):
-                meta = os.path.join(entry or ".", name)
-                found.append((meta, _stamp(meta), _stamp(os.path.join(meta, "entry_points.txt"))))
-    return found
+    """What changes when a distribution on sys.path is installed, upgraded or removed: each directory's
+    modification time (an install or removal adds or removes its metadata directory there)."""
+    return [(entry, _stamp(entry or ".")) for entry in sys.path]
 
 
-def cached(kind: str, key: Any, compute: Callable[[], Any]) -> Any:
-    """`compute()`, kept under `kind` for as long as `key` (plain data) stays the same."""
-    digest = hashlib.sha256(repr((_FORMAT, sys.version, key)).encode()).hexdigest()[:32]
-    path = os.path.join(_directory(), f"{kind}-{digest}.pickle")
+def cached(kind: str, slot: Any, key: Any, compute: Callable[[], Any]) -> Any:
+    """`compute()`, kept under `kind` for what `slot` names (plain data: a file's path, the interpreter's path)
+    for as long as `key` (plain data) stays the same; a new key replaces the slot's entry."""
+    # The file is named by a checksum of the slot and holds the key itself: another key, or another slot of the
+    # same checksum, is a miss, never another's value (a cryptographic digest would cost a run more than the
+    # lookup saves). One file per slot: the cache does not grow with every install or edit.
+    full_key = repr((_FORMAT, sys.version, slot, key))
+    named = repr((sys.version, slot)).encode()
+    path = os.path.join(_directory(), f"{kind}-{zlib.crc32(named):08x}.pickle")
     try:
         with open(path, "rb") as kept:
-            return pickle.load(kept)
+            kept_key, value = pickle.load(kept)
+        if kept_key == full_key:
+            return value
     except Exception:  # noqa: BLE001 - absent, unreadable or from another version: read afresh
         pass
     value = compute()
@@ -69,12 +68,13 @@ def cached(kind: str, key: Any, compute: Callable[[], Any]) -> Any:
         os.makedirs(_directory(), exist_ok=True)
         handle, temporary = tempfile.mkstemp(dir=_directory(), prefix=f".{kind}-")
         with os.fdopen(handle, "wb") as out:
-            pickle.dump(value, out)
+            pickle.dump((full_key, value), out)
         os.replace(temporary, path)  # whole or not at all, whoever reads it meanwhile
     except OSError:
         pass
     return value
 
 
-def file_stamp(path: str) -> tuple[str, tuple[int, int] | None]:
-    return path, _stamp(path)
+def file_stamp(path: str) -> tuple[int, int] | None:
+    """What changes when the file at `path` is edited or replaced: its size and modification time."""
+    return _stamp(path)

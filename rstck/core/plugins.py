@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import importlib
+import sys
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -138,7 +139,7 @@ def _read_entry_points() -> dict[str, list[tuple[str, str]]]:
 
 
 def _entry_points(group: str) -> list[_EntryPoint]:
-    found = cached("entry-points", installed_distributions_stamp(), _read_entry_points)
+    found = cached("entry-points", sys.executable, installed_distributions_stamp(), _read_entry_points)
     return [_EntryPoint(name, value) for name, value in found[group]]
 
 

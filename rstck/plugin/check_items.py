@@ -27,7 +27,7 @@ from rstck.execution.plan import Planned, planned_info
 from rstck.execution.runner import run_check
 from rstck.execution.supervise import CheckWorker
 from rstck.execution.verification import Verification
-from rstck.plugin.counting import FindingsReported
+from rstck.plugin.counting import FindingsReported, same_worker
 from rstck.plugin.options import in_process, judged, timeout_of
 from rstck.plugin.reporting import record_rows
 from rstck.reports.allure import allure_markers, attach_to_allure
@@ -72,6 +72,7 @@ class CheckItem(pytest.Item):
         item = load_catalog()[check.rule]
         self.add_marker(pytest.mark.rstck(rule=check.rule, spec=item.spec, level=item.level))
         self.add_marker(getattr(pytest.mark, check.role))
+        self.add_marker(same_worker(self.parent.nodeid))
         for subject in {check.subject, "processor" if planned.view else check.subject} - {check.role}:
             self.add_marker(getattr(pytest.mark, subject))
         self.add_marker(getattr(pytest.mark, item.level_marker))

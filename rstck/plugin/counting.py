@@ -4,14 +4,17 @@ Several checks of one item may find its sentence broken; a check's row may carry
 its own (the item another item's finding stopped is `blocked`, as `rstck check` says); a fuzz item finds what
 checks found already. An item fails for a finding only if no item of the same target failed for it before it in
 this process; otherwise it is skipped (the same finding, or blocked) or passes, naming the item that reported the
-finding. Items of one target that run in another xdist worker are
-not known here: there a finding may be counted twice, never lost.
+finding. Items of one target that run in another xdist worker are not known here: there a finding may be counted
+twice, never lost. So every item of a target carries the xdist group of its target (`same_worker`): under
+`--dist loadgroup` they run in one worker, and each finding is counted once there too.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from typing import Any
+
+import pytest
 
 from rstck.core.verdict import Verdict
 
@@ -25,6 +28,12 @@ class Decision:
     own: str  # the item's own verdict: a verdict value, or "blocked"
     reports: tuple[str, ...]  # failing items this item is the first to report (its own included)
     reported_by: dict[str, str]  # failing items reported before, by the node id that reported them
+
+
+def same_worker(scope: str) -> pytest.MarkDecorator:
+    """The xdist group of the items of the target `scope` (the collector's node id). xdist reads a node id's group
+    after its last "@" only when no "]" follows it, so the name has none."""
+    return pytest.mark.xdist_group(name="rstck " + scope.replace("[", "(").replace("]", ")"))
 
 
 class FindingsReported:

@@ -28,6 +28,7 @@ from rstck.fuzz.campaign import Shard, ShardOutcome, run_shard_on
 from rstck.fuzz.local_engine import run_local
 from rstck.fuzz.report import SPEC, merge, result_row
 from rstck.plugin.check_items import RUNNER, RstckNote
+from rstck.plugin.counting import same_worker
 from rstck.plugin.options import in_process, judged, timeout_of
 from rstck.plugin.reporting import record_rows
 
@@ -62,6 +63,7 @@ class FuzzItem(pytest.Item):
         self.messages: list[tuple[str, str, str]] = []  # kind, rule, message of each finding
         self.add_marker(pytest.mark.fuzz)
         self.add_marker(getattr(pytest.mark, role))
+        self.add_marker(same_worker(self.parent.nodeid))
         self.add_marker(pytest.mark.rstck(spec=SPEC, role=role))
         self.user_properties.append(("rstck_fuzz_role", role))
 

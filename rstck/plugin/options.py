@@ -65,6 +65,8 @@ def configure(config: pytest.Config) -> None:
     """Register the markers and check the options that pytest cannot check itself."""
     for marker, text in {**markers(), **ALLURE_MARKERS}.items():
         config.addinivalue_line("markers", f"{marker}: {text}")
+    if not config.pluginmanager.hasplugin("xdist"):  # the items' xdist groups (counting.same_worker) stay valid
+        config.addinivalue_line("markers", "xdist_group(name): the xdist worker group (pytest-xdist)")
     timeout = config.getoption("rstck_timeout", None)
     try:
         if timeout is not None:

@@ -68,8 +68,8 @@ def test_rows_of_an_earlier_schema_have_no_evidence_and_say_so():
 
 def test_a_target_that_no_script_loads_again_says_so():
     assert "not loaded by a name" in reason_against(upgrade({"target": "t", "rule": "1.1", "verdict": "fail"}))
-    assert "tcp: targets" in reason_against(upgrade({"target": "t", "rule": "net.core.1", "verdict": "fail",
-                                                      "loaded_as": "tcp://127.0.0.1:9"}))
+    assert "echo: targets" in reason_against(upgrade({"target": "t", "rule": "1.1", "verdict": "fail",
+                                                       "loaded_as": "echo:echo_kit.services:shouting"}))
 
 
 def test_the_documented_reproducer_is_the_one_the_kit_writes(capsys, tmp_path):

@@ -22,6 +22,7 @@ from rstck.core.target import Target
 from rstck.core.verdict import BadInput
 from rstck.adapters.network import CLIENT_PREFIX
 from rstck.protocols.network.client_case import ClientCase
+from rstck.protocols.network.recording import operation
 
 class NetworkClientTarget(Target):
     """A client program of the network protocol, run once per case (docs/network.md, "Testing a client")."""
@@ -65,7 +66,9 @@ class ClientRuns:
         unless not `hello`); the case, closed when the check ends."""
         case = ClientCase(self.session, self.target.command, self.target.argv, self.target.environment(), publisher)
         self.session.lifecycle.close_at_end(case.close, "the client run")
-        case.start()
-        case.accept(hello=hello)
+        with operation(self.session, None):  # the run's operation, which a script makes as one
+            case.start()
+            case.accept(hello=hello)
+        case.peer.record("run", publisher=publisher, hello=hello)
         return case
 

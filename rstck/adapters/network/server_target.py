@@ -97,10 +97,14 @@ class NetworkServerTarget(Target):
         return NetworkSettler(trace, self)
 
     def new_publisher(self, session: Any, n: int) -> Any:
-        return session.settler.connection(session).publisher(f"rstck/range/{n}")
+        publisher = session.settler.connection(session).publisher(f"rstck/range/{n}")
+        session.evidence.made(publisher, "create_publisher", (n,), "publisher")
+        return publisher
 
     def new_failed_publisher(self, session: Any) -> Any:
-        return session.settler.connection(session).publisher("rstck/error")
+        publisher = session.settler.connection(session).publisher("rstck/error")
+        session.evidence.made(publisher, "create_failed_publisher", (), "publisher")
+        return publisher
 
     def cannot_connect(self, why: str) -> Exception:
         """What a failed connection means: net.closing.1's finding if the server went down after a reset (the

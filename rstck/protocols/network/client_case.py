@@ -21,6 +21,7 @@ import threading
 import time
 from typing import Any, NamedTuple
 
+from rstck.core.evidence import EXPECTATION
 from rstck.core.kit_threads import mark_kit_thread
 from rstck.core.verdict import RuleViolation, TargetError
 from rstck.protocols.network.peer import PeerClosed, Silent
@@ -192,10 +193,11 @@ class ClientCase:
         process to exit, within the deadline. At the deadline the client is killed: with `rule`, that is a
         violation of it (decided by a deadline); without, the exit's code is None."""
         if self.exit is None:
-            self._pump_until_exit()
+            with self.peer.recorded("wait_exit", rule=rule, expected=expected):
+                self._pump_until_exit()
         if self.exit.timed_out and rule is not None:
             raise RuleViolation(rule, expected, f"the client was still running at the deadline, and was killed"
-                                f"{self._stderr_said()}", timed_out=True)
+                                f"{self._stderr_said()}", timed_out=True, claim=EXPECTATION)
         return self.exit
 
     def _pump_until_exit(self) -> None:

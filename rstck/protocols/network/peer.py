@@ -10,6 +10,9 @@ as the probes do in-process.
 
 "Nothing more arrives" is decided by reading to the other side's goodbye or EOF, or by a quiet window derived
 from the round trip measured on this connection (`quiet`); a verdict that rests on a window says so.
+
+What the kit sends, and what it waits for between its sends, is kept in the check's evidence as it happens
+(rstck/protocols/network/recording.py), so that a standalone script can do the same against the server.
 """
 
 from __future__ import annotations
@@ -21,8 +24,10 @@ import struct
 import time
 from typing import Any, Callable
 
+from rstck.core.evidence import EXPECTATION
 from rstck.core.signals import Label
 from rstck.protocols.network.delivery import wait_until_read
+from rstck.protocols.network.recording import WIRE, Awaited, connection_name, operation
 from rstck.core.verdict import RuleViolation, TargetError
 from rstck.protocols.network.wire import (DEFAULT_MAX_FRAME_BYTES, PROTOCOL_VERSION, Cancel, ClientHello,
                      FrameDecoder, Goodbye, OnComplete, OnError, OnNext, OnNextLastPart, OnNextPacked,
@@ -115,12 +120,16 @@ class _Stream(StreamState):
 
 
 class Ledger:
-    """The rules every frame from a server must keep, checked as it arrives; violations go to `violate`."""
+    """The rules every frame from a server must keep, checked as it arrives; violations go to `violate` (a
+    reproducer's script checks every frame it reads the same way: the claim WIRE)."""
 
-    def __init__(self, violate: Callable[[str, str, str], None]):
-        self.violate = violate
+    def __init__(self, violate: Callable[..., None]):
+        self._violate = violate
         self.streams: dict[int, _Stream] = {}
         self.used_ids: set[int] = set()
+
+    def violate(self, rule: str, expected: str, observed: str) -> None:
+        self._violate(rule, expected, observed, claim=WIRE)
 
     def subscribe(self, frame: Subscribe) -> _Stream:
         stream = _Stream(frame.subscriber, frame.publisher)
@@ -280,10 +289,28 @@ class WirePeer:
         without_delays(sock)
         peer = cls(sock, session)
         peer.connect_s = time.monotonic() - started
+        peer.record("connect")
         peer.note(f"connected to {address[0]}:{address[1]}")
         if hello:
             peer.send(ClientHello(PROTOCOL_VERSION, ()))
         return peer
+
+    # -- the evidence ------------------------------------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        """This connection's name in the check's evidence."""
+        return connection_name(self.session, self)
+
+    def recorded(self, op: str | None, **fields: Any) -> Any:
+        """An operation of the kit's on this connection, kept in the evidence as `op` with `fields` (None: one
+        that is not kept, nor is anything made inside it)."""
+        return operation(self.session, None if op is None else {"op": op, "conn": self.name, **fields})
+
+    def record(self, op: str, **fields: Any) -> None:
+        """An operation made at once (a connect, a send, a reset), kept in the evidence."""
+        with self.recorded(op, **fields):
+            pass
 
     # -- the wire log ------------------------------------------------------------------------------------------
 
@@ -326,6 +353,10 @@ class WirePeer:
     def until_read(self) -> None:
         """Wait until the other side has read everything sent so far: known when it is on this host, else the
         quiet window (settled by a quiet period, as the row then says)."""
+        with self.recorded("until_read"):
+            self._until_read()
+
+    def _until_read(self) -> None:
         end = min(self.session.deadline, time.monotonic() + QUIET_WINDOW_MAX_S)
         outcome = wait_until_read(self.sock, end)
         if outcome == "read":
@@ -341,6 +372,7 @@ class WirePeer:
         if self.goodbye_sent and not fault:
             self.session.findings.kit_fault("net.rstck.13", "nothing sent after the kit's goodbye", text)
             return
+        self.record("send", bytes=data.hex(), shows=text.removeprefix("-> "), **({"fault": fault} if fault else {}))
         self.note(f"{text}   [fault injected: {fault}]" if fault else text)
         self.sock.settimeout(max(0.05, self.session.deadline - time.monotonic()))
         try:
@@ -395,7 +427,8 @@ class WirePeer:
             self.decoder.close()
         except WireError as error:
             self.session.findings.violate("net.framing.4", "whole frames",
-                                          f"the {self.other_side} closed the connection inside a frame: {error.detail}")
+                                          f"the {self.other_side} closed the connection inside a frame: {error.detail}",
+                                          claim=WIRE)
 
     def _decode(self, data: bytes) -> None:
         frames, fault = self.decoder.feed_until_fault(data)
@@ -405,16 +438,18 @@ class WirePeer:
             self.note(f"<- bytes that are not a frame: {fault}")
             if "belongs to an extension" in fault.detail:
                 self.session.findings.violate("net.extensions.1", "no message of an extension type (64 and above): the "
-                                              "kit's hello named no extension", fault.detail)
+                                              "kit's hello named no extension", fault.detail, claim=WIRE)
             else:
-                self.session.findings.violate("net.framing.4", "well-formed frames (docs/wire-format.md)", str(fault))
+                self.session.findings.violate("net.framing.4", "well-formed frames (docs/wire-format.md)", str(fault),
+                                              claim=WIRE)
             self.eof = True  # nothing after it can be read as frames
             self.sock.close()
 
     def _arrived(self, frame: Any) -> None:
         self.note(f"<- {describe(frame)}")
         if self.goodbye_received is not None:
-            self.session.findings.violate("net.rstck.13", "nothing after the server's goodbye", describe(frame))
+            self.session.findings.violate("net.rstck.13", "nothing after the server's goodbye", describe(frame),
+                                          claim=WIRE)
             return
         kind = type(frame)
         if kind is Goodbye:
@@ -429,19 +464,48 @@ class WirePeer:
         self.ledger.take(frame)
         self.inbox.append(frame)
 
+    # -- what a wait reads for (Awaited: the test and its description, which the evidence keeps) ----------------
+
+    def ended(self, stream_id: int) -> Awaited:
+        """Stream `stream_id` has had its terminal signal."""
+        return Awaited(lambda _: bool(self.ledger.streams[stream_id].terminal), {"ended": stream_id})
+
+    def has_received(self, stream_id: int, count: int) -> Awaited:
+        """Stream `stream_id` has brought `count` elements."""
+        return Awaited(lambda _: self.ledger.streams[stream_id].received >= count, {"received": [stream_id, count]})
+
+    def frame_of(self, *kinds: type, stream_id: int | None = None) -> Awaited:
+        """The frame read is of one of `kinds` (for stream `stream_id`, when given)."""
+        return Awaited(lambda frame: type(frame) in kinds and (stream_id is None or frame.subscriber == stream_id),
+                       {"frame": [kind.name for kind in kinds], **({"id": stream_id} if stream_id is not None
+                                                                    else {})})
+
+    def more_element_frames(self, more: dict[int, int]) -> Awaited:
+        """Each stream of `more` has brought that many more frames of elements than so far."""
+        streams = {stream_id: self.ledger.streams[stream_id] for stream_id in more}
+        at_least = {stream_id: streams[stream_id].element_frames + n for stream_id, n in more.items()}
+        return Awaited(lambda _: all(streams[i].element_frames >= n for i, n in at_least.items()),
+                       {"more_frames": [[stream_id, n] for stream_id, n in more.items()]})
+
     def until(self, done: Callable[[Any], bool], *, rule: str, expected: str) -> list[Any]:
         """Frames up to and including the first for which `done` holds; a violation of `rule` if the server
-        closes or the deadline comes first."""
+        closes or the deadline comes first. `done` is Awaited, so that the evidence says what the wait was for."""
+        if not isinstance(done, Awaited):
+            self.session.evidence.cannot("the kit waited for something its evidence does not describe")
+        with self.recorded("wait", until=getattr(done, "described", []), rule=rule, expected=expected):
+            return self._until(done, rule, expected)
+
+    def _until(self, done: Callable[[Any], bool], rule: str, expected: str) -> list[Any]:
         seen: list[Any] = []
         while True:
             try:
                 frame = self.receive()
             except PeerClosed:
-                raise RuleViolation(rule, expected, f"the connection closed first (after {self._shown(seen)})") \
-                    from None
+                raise RuleViolation(rule, expected, f"the connection closed first (after {self._shown(seen)})",
+                                    claim=EXPECTATION) from None
             except Silent:
                 raise RuleViolation(rule, expected, f"nothing more arrived before the deadline (after "
-                                    f"{self._shown(seen)})", timed_out=True) from None
+                                    f"{self._shown(seen)})", timed_out=True, claim=EXPECTATION) from None
             seen.append(frame)
             if done(frame):
                 return seen
@@ -452,20 +516,22 @@ class WirePeer:
         """Read until stream `stream_id` has its terminal signal; the stream."""
         stream = self.stream(stream_id)
         if not stream.terminal:
-            self.until(lambda _: bool(stream.terminal), rule=rule, expected=expected)
+            self.until(self.ended(stream_id), rule=rule, expected=expected)
         return stream
 
     def quiet(self, window: float | None = None) -> list[Any]:
         """The frames that arrive until none has for the quiet window, or `window` (the check's deadline bounds
         it)."""
+        measured = window is None
         window = self.quiet_window() if window is None else window
         seen: list[Any] = []
-        while True:
-            try:
-                seen.append(self.receive(window))
-            except (Silent, PeerClosed):
-                self.session.note_settled("quiet-period", window)
-                return seen
+        with self.recorded("quiet", **({} if measured else {"window_s": window})):
+            while True:
+                try:
+                    seen.append(self.receive(window))
+                except (Silent, PeerClosed):
+                    self.session.note_settled("quiet-period", window)
+                    return seen
 
     def quiet_window(self) -> float:
         if self.round_trip_s is None:
@@ -475,9 +541,11 @@ class WirePeer:
     def measure_round_trip(self) -> float:
         """A subscribe to rstck/empty and its onComplete: a round trip through the server's read loop."""
         started = time.monotonic()
-        stream_id = self.subscribe("rstck/empty")
-        self.until_ended(stream_id, rule="net.core.2", expected="rstck/empty to complete (the reserved names, "
-                         "docs/wire-format.md)")
+        stream_id = self.new_id()
+        with self.recorded("round_trip", id=stream_id):
+            self.subscribe("rstck/empty", stream_id=stream_id)
+            self.until_ended(stream_id, rule="net.core.2", expected="rstck/empty to complete (the reserved names, "
+                             "docs/wire-format.md)")
         self.round_trip_s = time.monotonic() - started
         self.note(f"round trip {self.round_trip_s * 1000:.2f} ms: quiet window "
                   f"{self.quiet_window() * 1000:.0f} ms")
@@ -489,7 +557,7 @@ class WirePeer:
             -> Goodbye:
         """After a fault the kit injected, or the kit's goodbye: the server's goodbye (a violation of `rule` if the
         connection closes or the deadline comes first), then its close (`after_goodbye`)."""
-        frames = self.until(lambda f: type(f) is Goodbye, rule=rule, expected=expected)
+        frames = self.until(self.frame_of(Goodbye), rule=rule, expected=expected)
         self.after_goodbye()
         return frames[-1]
 
@@ -499,25 +567,27 @@ class WirePeer:
         nothing: after goodbye either side may close it (the practical note of docs/wire-format.md has the
         sender of goodbye read on until the other side's EOF), so the kit closes it."""
         end = min(self.session.deadline, time.monotonic() + CLOSE_LINGER_S)
-        try:
-            while True:
-                self.receive(max(0.0, end - time.monotonic()))
-        except PeerClosed:
-            return
-        except Silent:
-            self.note(f"the connection was still open {CLOSE_LINGER_S:.0f} s after the server's goodbye: the kit "
-                      "closes it")
+        with self.recorded("after_goodbye"):
+            try:
+                while True:
+                    self.receive(max(0.0, end - time.monotonic()))
+            except PeerClosed:
+                return
+            except Silent:
+                self.note(f"the connection was still open {CLOSE_LINGER_S:.0f} s after the server's goodbye: the "
+                          "kit closes it")
 
     def finish(self) -> None:
         """End the case as a well-behaved peer: goodbye, read to the answer or EOF (bounded), close."""
         if self.sock.fileno() < 0:
             return
         try:
-            if not self.goodbye_sent and not self.eof:
-                self.send(Goodbye("the check is over"))
-            end = min(self.session.deadline, time.monotonic() + CLOSE_LINGER_S)
-            while not self.eof and self.goodbye_received is None:
-                self.receive(max(0.0, end - time.monotonic()))
+            with self.recorded(None):  # a script ends its connections so of itself
+                if not self.goodbye_sent and not self.eof:
+                    self.send(Goodbye("the check is over"))
+                end = min(self.session.deadline, time.monotonic() + CLOSE_LINGER_S)
+                while not self.eof and self.goodbye_received is None:
+                    self.receive(max(0.0, end - time.monotonic()))
         except (Silent, PeerClosed, OSError):
             pass
         finally:
@@ -525,6 +595,7 @@ class WirePeer:
 
     def reset(self) -> None:
         """Abort the connection (RST), as a crashed peer would."""
+        self.record("reset")
         self.note("-> connection reset   [fault injected: the kit resets the connection]")
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
         self.close()

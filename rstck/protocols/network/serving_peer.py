@@ -10,6 +10,9 @@ When the client's fault makes the kit end the session with goodbye, the kit send
 serverHello a check withheld, not an answer) and the check stops where it waits next: that finding is its verdict,
 and the check's own item, which it kept from being decided, is `blocked` by it (`unless_refused`).
 
+What the kit sends and waits for is kept in the check's evidence (rstck/protocols/network/recording.py) with the
+client's streams named by their order (the client picks their ids), so that a script plays the same server.
+
 As a server the kit is a well-behaved peer, and refuses to be anything else unless a check injects a fault on
 purpose (a frame sent with a `fault` label): it counts each stream's demand and never sends more elements than
 the client requested (1.1, net.packed.3), sends subscribed before any other signal of a stream (1.9) and nothing
@@ -25,11 +28,13 @@ import socket
 import time
 from typing import Any
 
+from rstck.core.evidence import EXPECTATION
 from rstck.core.verdict import RuleViolation, TargetError
 from rstck.protocols.network.wire import (PROTOCOL_VERSION, Cancel, ClientHello, Goodbye, OnComplete, OnError, OnNext, OnNextLastPart,
                      OnNextPacked, OnNextPart, Request, ServerHello, Subscribe, Subscribed, describe,
-                     encode)
+                     encode, encode_raw)
 from rstck.protocols.network.peer import QUIET_WINDOW_MAX_S, SIGNALS, UNBOUNDED, PeerClosed, Silent, StreamState, WirePeer
+from rstck.protocols.network.recording import WIRE, Awaited, as_data
 
 REQUEST_ZERO_MESSAGE = "3.9: request(n) with n <= 0 is illegal"
 
@@ -56,11 +61,42 @@ class ClientLedger:
     def __init__(self) -> None:
         self.streams: dict[int, ServedStream] = {}
         self.kit_subscribed: set[int] = set()  # ids the kit subscribed with, at the client's publishers
+        self.numbers: dict[int, int] = {}  # the client's stream ids -> their order among its subscribes, from 1
+        self.unused: dict[int, int] = {}  # ids the kit chose as ones the client never used -> their order, from 0
 
     def subscribe(self, frame: Subscribe) -> ServedStream:
         stream = ServedStream(frame.subscriber, frame.publisher, requested=max(0, frame.initial_demand))
         self.streams[frame.subscriber] = stream
+        self.numbers[frame.subscriber] = len(self.numbers) + 1
         return stream
+
+    def unused_ids(self, count: int) -> list[int]:
+        """`count` ids the client never used: the ones above its highest while the id range (0 to 2**63-1) has
+        room, else from 0 up. A client may take any id of the range, the last one included."""
+        used = self.streams
+        ids = [i for i in range(max(used) + 1, min(max(used) + 1 + count, UNBOUNDED + 1))]
+        ids += [i for i in range(len(used) + count) if i not in used][:count - len(ids)]
+        self.unused.update((stream_id, len(self.unused)) for stream_id in ids if stream_id not in self.unused)
+        return ids
+
+    def as_data(self, value: Any) -> Any:
+        """A value of a frame the kit sends, as data (rstck/protocols/network/recording.py): a stream of the
+        client's as {"stream": its number}, an id chosen as unused as {"unused": its number}."""
+        if isinstance(value, ServedStream):
+            return {"stream": self.numbers[value.id]}
+        return as_data(value)
+
+    def frame_data(self, frame: Any) -> list[Any]:
+        """A frame the kit sends as data: its type and fields, the subscriber named as `as_data` names it."""
+        values = [frame.TYPE, *frame._values(frame)]
+        if "subscriber" in frame._fields:
+            at = 1 + frame._fields.index("subscriber")
+            stream_id = values[at]
+            if stream_id in self.numbers:
+                values[at] = {"stream": self.numbers[stream_id]}
+            elif stream_id in self.unused:
+                values[at] = {"unused": self.unused[stream_id]}
+        return [self.as_data(value) if not isinstance(value, dict) else value for value in values]
 
     def request(self, stream: ServedStream, n: int) -> None:
         stream.requested = min(stream.requested + n, UNBOUNDED) if stream.requested != UNBOUNDED else UNBOUNDED
@@ -142,8 +178,29 @@ class ServingPeer(WirePeer):
         if refusal is not None:
             self.session.findings.kit_fault(*refusal)
             return
+        self._record_send(frame=self.ledger.frame_data(frame), shows=describe(frame), fault=fault)
         self._send_bytes(encode(frame), f"-> {describe(frame)}", fault)
         self._sent(frame)
+
+    def inject(self, *pieces: Any, fault: str) -> None:
+        """Send bytes that are not a well-formed frame, always a fault injected on purpose: each of `pieces` is
+        bytes sent as they are, or a value sent MessagePack-encoded (a ServedStream as its id, in a list too)."""
+        data = b"".join(piece if isinstance(piece, bytes) else encode_raw(self._ids(piece)) for piece in pieces)
+        self._record_send(pieces=[{"raw": piece.hex()} if isinstance(piece, bytes) else
+                                  {"value": self._piece_data(piece)} for piece in pieces],
+                          shows=f"{len(data)} bytes {data[:16].hex()}" + ("…" if len(data) > 16 else ""), fault=fault)
+        self.send_bytes(data, fault=fault)
+
+    def _ids(self, value: Any) -> Any:
+        if isinstance(value, ServedStream):
+            return value.id
+        return [self._ids(item) for item in value] if isinstance(value, list) else value
+
+    def _piece_data(self, value: Any) -> Any:
+        return [self._piece_data(item) for item in value] if isinstance(value, list) else self.ledger.as_data(value)
+
+    def _record_send(self, *, shows: str, fault: str, **what: Any) -> None:
+        self.record("send", **what, shows=shows, **({"fault": fault} if fault else {}))
 
     def _refusal(self, frame: Any) -> tuple[str, str, str] | None:
         if self.goodbye_sent:
@@ -153,7 +210,7 @@ class ServingPeer(WirePeer):
     def send_together(self, frames: list[tuple[Any, str]]) -> None:
         """Send frames in one write, each (frame, fault label or ""), so that they reach the client in one read
         as far as the kernel allows: what follows a terminal signal, say, arrives before the client can exit."""
-        data, sent = bytearray(), []
+        data, sent, kept = bytearray(), [], []
         for frame, fault in frames:
             refusal = None if fault else self._refusal(frame)
             if refusal is not None:
@@ -161,10 +218,13 @@ class ServingPeer(WirePeer):
                 break  # the frames before it are sent, as logged
             text = f"-> {describe(frame)}"
             self.note(f"{text}   [fault injected: {fault}]" if fault else text)
+            kept.append({"frame": self.ledger.frame_data(frame), "shows": describe(frame),
+                         **({"fault": fault} if fault else {})})
             data += encode(frame)
             self.ledger.sent(frame)
             sent.append(frame)
         if data:
+            self.record("send_together", frames=kept)
             self._write(bytes(data))
         for frame in sent:
             self._sent(frame, counted=True)
@@ -203,6 +263,21 @@ class ServingPeer(WirePeer):
         except OSError:
             pass
 
+    def unused_ids(self, count: int) -> list[int]:
+        """`count` ids the client never used (ClientLedger.unused_ids)."""
+        return self.ledger.unused_ids(count)
+
+    def expect_answers_for(self, stream_id: int) -> None:
+        """The kit subscribes (in a frame a check sends on its own) with `stream_id`: the client's answers for it
+        are no signals for an unknown id."""
+        self.record("kit_subscribes", id=stream_id)
+        self.ledger.kit_subscribed.add(stream_id)
+
+    def hold_goodbye_answer(self) -> None:
+        """The kit does not answer the client's goodbye at once: the check sends something first."""
+        self.record("hold_goodbye_answer")
+        self.answer_goodbye = False
+
     def hello(self, version: int = PROTOCOL_VERSION, *, fault: str = "") -> None:
         self.send(ServerHello(version, ()), fault=fault)
 
@@ -220,11 +295,16 @@ class ServingPeer(WirePeer):
     def expect_subscribe(self, *, rule: str, expected: str = "") -> ServedStream:
         """The client's subscribe to the name the kit gave it (read until it arrives)."""
         expected = expected or f"the client's subscribe to {self.publisher}"
+        with self.recorded("expect_subscribe", rule=rule, expected=expected):
+            return self._subscribe_awaited(rule, expected)
+
+    def _subscribe_awaited(self, rule: str, expected: str) -> ServedStream:
         for stream in self.ledger.streams.values():
             if stream.publisher == self.publisher and not stream.subscribed and stream.open:
                 return stream
-        frames = self.until(lambda f: type(f) is Subscribe and f.publisher == self.publisher
-                            and self.ledger.streams.get(f.subscriber) is not None, rule=rule, expected=expected)
+        frames = self.until(Awaited(lambda f: type(f) is Subscribe and f.publisher == self.publisher
+                                    and self.ledger.streams.get(f.subscriber) is not None), rule=rule,
+                            expected=expected)
         self.unless_refused(rule, expected)
         return self.ledger.streams[frames[-1].subscriber]
 
@@ -232,14 +312,18 @@ class ServingPeer(WirePeer):
         """Read until the stream has outstanding demand; that demand. A violation of `rule` if the client cancels
         the stream or ends it with a request of 0 or below (which the kit answers with onError, as 3.9 asks),
         closes the connection, or the deadline comes first."""
+        with self.recorded("await_demand", stream=self.ledger.numbers[stream.id], rule=rule, expected=expected):
+            return self._demand(stream, rule, expected)
+
+    def _demand(self, stream: ServedStream, rule: str, expected: str) -> int:
         while True:
             self.unless_refused(rule, expected)
             if stream.cancelled:
                 raise RuleViolation(rule, expected, f"the client cancelled stream {stream.id} after {stream.sent} "
-                                    f"elements")
+                                    f"elements", claim=EXPECTATION)
             if stream.ended:
                 raise RuleViolation(rule, expected, f"the client's request of 0 or below ended stream {stream.id}: "
-                                    f"the kit answered {stream.ended}, as rule 3.9 asks")
+                                    f"the kit answered {stream.ended}, as rule 3.9 asks", claim=EXPECTATION)
             if stream.outstanding > 0:
                 return stream.outstanding
             try:
@@ -247,17 +331,26 @@ class ServingPeer(WirePeer):
             except PeerClosed:
                 self.unless_refused(rule, expected)
                 raise RuleViolation(rule, expected, f"the client closed the connection while the kit waited for "
-                                    f"demand (it requested {stream.requested}, the kit sent {stream.sent})") from None
+                                    f"demand (it requested {stream.requested}, the kit sent {stream.sent})",
+                                    claim=EXPECTATION) from None
             except Silent:
                 self.unless_refused(rule, expected)
                 raise RuleViolation(rule, expected, f"no request came before the deadline (the client requested "
-                                    f"{stream.requested}, the kit sent {stream.sent})", timed_out=True) from None
+                                    f"{stream.requested}, the kit sent {stream.sent})", timed_out=True,
+                                    claim=EXPECTATION) from None
 
     def serve(self, stream: ServedStream, elements: list[bytes], *, rule: str, expected: str, form: str = "onNext",
-              parts: Any = None) -> None:
+              part_size: int = 0) -> None:
         """Send `elements` as the client's demand allows, in `form`: "onNext", "packed" (onNextPacked of as many
-        as the demand allows; the stream must have declared their size) or "split" (`parts(element)` gives each
-        element's parts). What stops it is a violation of `rule` (`await_demand`)."""
+        as the demand allows; the stream must have declared their size) or "split" (each element in parts of
+        `part_size` bytes). What stops it is a violation of `rule` (`await_demand`)."""
+        with self.recorded("serve", stream=self.ledger.numbers[stream.id], elements=[e.hex() for e in elements],
+                           form=form, **({"part_size": part_size} if form == "split" else {}), rule=rule,
+                           expected=expected):
+            self._serve(stream, elements, rule, expected, form, part_size)
+
+    def _serve(self, stream: ServedStream, elements: list[bytes], rule: str, expected: str, form: str,
+               part_size: int) -> None:
         sent = 0
         element_id = 0
         while sent < len(elements):
@@ -267,7 +360,7 @@ class ServingPeer(WirePeer):
                 self.send(OnNextPacked(stream.id, len(batch), b"".join(batch)))
             elif form == "split":
                 for element in batch:
-                    *first, last = parts(element)
+                    *first, last = [element[at:at + part_size] for at in range(0, len(element), part_size)]
                     for part in first:
                         self.send(OnNextPart(stream.id, element_id, part))
                     self.send(OnNextLastPart(stream.id, element_id, last))
@@ -280,7 +373,7 @@ class ServingPeer(WirePeer):
     def until(self, done: Any, *, rule: str, expected: str) -> list[Any]:
         """As WirePeer.until, but a wait ends once the kit has ended the session with goodbye (the client made it
         do so): nothing the check would send next may follow that goodbye, so the check cannot go on."""
-        frames = super().until(lambda frame: done(frame) or bool(self.refused), rule=rule, expected=expected)
+        frames = super().until(done | Awaited(lambda _: bool(self.refused)), rule=rule, expected=expected)
         if not done(frames[-1]):
             self.unless_refused(rule, expected)
         return frames
@@ -312,12 +405,13 @@ class ServingPeer(WirePeer):
         self.note(f"<- bytes that are not a frame: {fault}")
         if self.goodbye_received is not None:
             self.session.findings.violate("net.rstck.13", "nothing from the client after its goodbye",
-                                          f"bytes that are not a frame: {fault}")
+                                          f"bytes that are not a frame: {fault}", claim=WIRE)
         elif "belongs to an extension" in fault.detail:
             self.session.findings.violate("net.extensions.1", "no message of an extension type (64 and above): the "
-                                          "kit's hello named no extension", fault.detail)
+                                          "kit's hello named no extension", fault.detail, claim=WIRE)
         else:
-            self.session.findings.violate("net.framing.4", "well-formed frames (docs/wire-format.md)", str(fault))
+            self.session.findings.violate("net.framing.4", "well-formed frames (docs/wire-format.md)", str(fault),
+                                          claim=WIRE)
         # As net.rstck.1-4 ask of a receiver: goodbye naming the fault, nothing taken after it; the kit reads on
         # (and discards) until the client closes, so that its goodbye is not lost to a reset.
         self.unreadable = True
@@ -327,7 +421,8 @@ class ServingPeer(WirePeer):
         self.note(f"<- {describe(frame)}")
         self.inbox.append(frame)
         if self.goodbye_received is not None:
-            self.session.findings.violate("net.rstck.13", "nothing from the client after its goodbye", describe(frame))
+            self.session.findings.violate("net.rstck.13", "nothing from the client after its goodbye", describe(frame),
+                                          claim=WIRE)
             return
         kind = type(frame)
         if kind is Goodbye:
@@ -342,7 +437,7 @@ class ServingPeer(WirePeer):
                 # The client's duty broken (its hello first), charged by name; the kit's answer is net.rstck.5's.
                 self.session.findings.violate("net.rstck.14", "the clientHello as the client's first frame (only "
                                               "goodbye may come before it)",
-                                              f"{describe(frame)} before its clientHello")
+                                              f"{describe(frame)} before its clientHello", claim=WIRE)
                 self._refuse(f"{describe(frame)} before the clientHello")
             elif frame.version != PROTOCOL_VERSION:
                 self.client_hello = frame
@@ -362,7 +457,7 @@ class ServingPeer(WirePeer):
                 stream.cancelled = True
         elif frame.subscriber not in self.ledger.kit_subscribed:
             self.session.findings.violate("net.core.3", "signals only for ids of the kit's subscribes (the kit "
-                                          "subscribed to no publisher of the client's)", describe(frame))
+                                          "subscribed to no publisher of the client's)", describe(frame), claim=WIRE)
 
     def _subscribe(self, frame: Subscribe) -> None:
         stream = self.ledger.streams.get(frame.subscriber)
@@ -372,7 +467,7 @@ class ServingPeer(WirePeer):
             # stream all its messages belong to; a second open stream under it breaks that, so it is charged there.
             self.session.findings.violate("net.core.3",
                                           "a subscribe only with an id that has no open stream (net.ids.1)",
-                                          f"{describe(frame)} while stream {frame.subscriber} is open")
+                                          f"{describe(frame)} while stream {frame.subscriber} is open", claim=WIRE)
             self._refuse(f"subscribe for id {frame.subscriber}, whose stream is open")  # net.rstck.12
             return
         stream = self.ledger.subscribe(frame)
@@ -412,7 +507,8 @@ class ServingPeer(WirePeer):
 
     def read_to_close(self, *, rule: str, expected: str) -> None:
         """Read, and check, what the client still sends until it closes; a violation of `rule` at the deadline."""
-        self._read_to_close(rule, expected)
+        with self.recorded("read_to_close", rule=rule, expected=expected):
+            self._read_to_close(rule, expected)
 
     def _read_to_close(self, rule: str, expected: str) -> None:
         """Read (and check) until the client closes: EOF or reset. The kit has said goodbye and shut its sending
@@ -424,16 +520,18 @@ class ServingPeer(WirePeer):
             return
         except Silent:
             raise RuleViolation(rule, expected, "the connection was still open at the deadline",
-                                timed_out=True) from None
+                                timed_out=True, claim=EXPECTATION) from None
 
     def goodbye_then_close(self, *, rule: str, expected: str = "goodbye with a reason, then the connection closed") \
             -> Goodbye:
         """After a fault the kit injected: the client's goodbye with a reason, then EOF (the kit answers the
         goodbye meanwhile); a violation of `rule` otherwise."""
-        if self.goodbye_received is None:  # else it came already, while the kit read for something else
-            self.until(lambda f: type(f) is Goodbye, rule=rule, expected=expected)
-        goodbye = self.goodbye_received
-        self._read_to_close(rule, expected)
+        with self.recorded("goodbye_then_close", rule=rule, expected=expected):
+            if self.goodbye_received is None:  # else it came already, while the kit read for something else
+                self.until(self.frame_of(Goodbye), rule=rule, expected=expected)
+            goodbye = self.goodbye_received
+            self._read_to_close(rule, expected)
         if not goodbye.reason:
-            raise RuleViolation(rule, expected, "goodbye with an empty reason: a reason names the fault")
+            raise RuleViolation(rule, expected, "goodbye with an empty reason: a reason names the fault",
+                                claim=self.session.evidence.claim("goodbye_reason", connection=self))
         return goodbye

@@ -43,6 +43,8 @@ class Reproducer:
 
 def language_of(loaded_as: str) -> str | None:
     """Which kind of script a target loaded as `loaded_as` gets (None: none yet)."""
+    if loaded_as.startswith(("tcp://", "client-cmd:")):
+        return "network"
     if loaded_as.startswith(("node:", "node-stream:")):
         return "javascript" if loaded_as.startswith("node:") else "node-stream"
     if re.fullmatch(r"[\w.]+:[\w.]+", loaded_as):
@@ -61,8 +63,9 @@ def reason_against(row: dict[str, Any]) -> str:
     return why_not(row.get("evidence"))
 
 
-# The specs whose rules the scripts' recording ends judge (the core Reactive Streams rules).
-SCRIPTED_SPECS = ("reactive-streams",)
+# The specs whose rules the scripts' recording ends judge (the core Reactive Streams rules; the network protocol's,
+# which only a network target's checks judge).
+SCRIPTED_SPECS = ("reactive-streams", "network-protocol")
 
 
 def findings(rows: Iterable[dict[str, Any]]) -> list[list[dict[str, Any]]]:
@@ -168,10 +171,10 @@ class Kind:
     argument: str  # what names another target on its command line
     module: str  # the module that writes it
     needs: str  # what it needs besides the implementation, in the header's words
+    judges: str = ("It makes the kit's calls of that check, in order, against the target (the one named above unless "
+                   "another is given), through a recording subscriber and source written out below, and judges every "
+                   "signal by the publisher and subscriber rules as rstck does.")
     specs: tuple[str, ...] = SCRIPTED_SPECS  # the specs whose items its scripts judge
-    # How it makes the check's calls and judges them, in the header's words.
-    replays: str = ("through a recording subscriber and source written out below, and judges every signal by the "
-                    "publisher and subscriber rules as rstck does")
 
     def render(self, evidence: dict[str, Any], **given: Any) -> str:
         import importlib
@@ -191,14 +194,21 @@ LANGUAGES = {
     "javascript": Kind(".js", "node", "PATH", "rstck.reports.repro.javascript",
                        "It needs only the implementation and Node: it requires the module by its path and calls the "
                        "factories it exports."),
+    "network": Kind(".py", "python", "tcp://HOST:PORT|COMMAND", "rstck.reports.repro.network",
+                    "It needs only Python: it speaks the protocol itself (docs/wire-format.md), and imports nothing of "
+                    "rstck.",
+                    judges="It opens the kit's connections to the server (or, for a client, listens, runs the command "
+                    "and serves it), sends the kit's frames of that check byte for byte in order, reads and checks "
+                    "every frame as rstck does, and judges the broken sentence."),
 }
 # A node-stream: target's script drives the streams as rstck's stream driver does, for the items of both profiles that
 # driver serves.
 LANGUAGES["node-stream"] = Kind(
     ".js", "node", "PATH", "rstck.reports.repro.node_stream", LANGUAGES["javascript"].needs,
-    ("node-stream-contract", "jsgi-stream"),
-    "on the streams its factories make, records what they emit and call back as rstck's stream driver observes it "
-    "(written out below), and judges the sentence on what it saw as the check does")
+    judges="It makes the stream driver's operations of that check, in order, on the streams the target's factories "
+    "make (the target named above unless another is given), records what they emit and call back as rstck's driver "
+    "observes it (written out below), and judges the sentence on what it saw as the check does.",
+    specs=("node-stream-contract", "jsgi-stream"))
 
 
 def _slug(name: str) -> str:
@@ -245,8 +255,7 @@ def _header(row: dict[str, Any], name: str, kind: Kind) -> str:
         f"Run from the project's root:  {kind.run_with} {name} [{kind.argument}]",
         "",
         *textwrap.wrap(
-            "It makes the kit's calls of that check, in order, against the target (the one named above unless "
-            f"another is given), {kind.replays}. Exit status: 1 while the implementation "
+            f"{kind.judges} Exit status: 1 while the implementation "
             "breaks the sentence, 0 once it keeps it, 2 if the script cannot run (the target does not load, a "
             f"factory raises). {kind.needs}", 100),
     ]

@@ -143,14 +143,18 @@ def _options(fields: dict[str, Any], defaults: dict[str, Any]) -> str:
     return "".join(f", {option}" for option in shown)
 
 
-def runtime_for(code: str) -> str:
-    """The part of python_runtime.py that `code` uses (its definitions, and theirs in turn), with every statement
-    that is not a definition (imports, constants), in the runtime's order: a short script for a short scenario."""
-    source = RUNTIME.read_text()
+def runtime_for(code: str, runtime: pathlib.Path = RUNTIME) -> str:
+    """The part of `runtime` (python_runtime.py, or network_runtime.py) that `code` uses (its definitions, and theirs
+    in turn), with every statement that is not a definition (imports, constants), in the runtime's order: a short
+    script for a short scenario."""
+    source = runtime.read_text()
     lines = source.splitlines()
     tree = ast.parse(source)
     defined = {node.name: node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
     wanted, todo = set(), _names(ast.parse(code))
+    for node in tree.body:  # what the kept statements (tables of functions, say) use is kept too
+        if not isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            todo |= _names(node)
     while todo:
         name = todo.pop()
         if name in defined and name not in wanted:

@@ -10,7 +10,7 @@ from typing import Any, Protocol
 # The rules the scripts' recording subscriber and source judge on every signal and call, as rstck's probes do.
 MONITORED = frozenset({"1.1", "1.3", "1.6", "1.7", "1.8", "1.9", "2.12", "2.3", "2.7", "3.1"})
 # What the scripts' recording objects observe without help from the check.
-CLAIMS_SEEN_BY_THE_SCRIPT = frozenset({"monitor", "call", "expectation", "hang"})
+CLAIMS_SEEN_BY_THE_SCRIPT = frozenset({"monitor", "call", "expectation", "hang", "wire"})
 
 
 @dataclasses.dataclass

@@ -9,10 +9,11 @@ import re
 from typing import Any, Callable
 
 from rstck.protocols.network.client_case import ClientCase, ClientExit, stderr_tail
+from rstck.protocols.network.recording import Awaited
 from rstck.protocols.network.serving_peer import ServedStream, ServingPeer
 from rstck.protocols.network.reserved import range_element
 from rstck.core.verdict import RuleViolation, TargetError
-from rstck.protocols.network.wire import Goodbye, describe, encode_raw
+from rstck.protocols.network.wire import Goodbye, describe
 
 RANGE = "rstck/range/3"
 RANGE_ELEMENTS = [range_element(i) for i in range(3)]
@@ -39,16 +40,16 @@ def told(case: ClientCase):
         yield
     except RuleViolation as violation:
         raise RuleViolation(violation.rule, violation.expected, f"{violation.observed}; {case.summary()}",
-                            timed_out=violation.timed_out) from None
+                            timed_out=violation.timed_out, claim=violation.claim) from None
 
 
 def serve_stream(peer: ServingPeer, elements: list[bytes], *, rule: str, element_size: int = 0,
-                 form: str = "onNext", parts: Callable[[bytes], list[bytes]] | None = None) -> ServedStream:
+                 form: str = "onNext", part_size: int = 0) -> ServedStream:
     """The client's subscribe answered with subscribed, `elements` sent as its demand allows, then onComplete.
     What stops it (no subscribe, no demand, a close) is a violation of `rule`."""
     stream = peer.expect_subscribe(rule=rule)
     peer.subscribed(stream, element_size)
-    peer.serve(stream, elements, form=form, parts=parts, rule=rule,
+    peer.serve(stream, elements, form=form, part_size=part_size, rule=rule,
                expected=f"the client to request all {len(elements)} elements of {peer.publisher}")
     peer.complete(stream)
     return stream
@@ -57,30 +58,40 @@ def serve_stream(peer: ServingPeer, elements: list[bytes], *, rule: str, element
 def expect_completed(case: ClientCase, elements: list[bytes], *, rule: str, what: str) -> ClientExit:
     """The client, sent `elements` and onComplete, prints exactly them and exits 0."""
     finished = case.wait_exit(rule=rule, expected="the client to exit after onComplete")
-    expect_printed(finished, elements, rule=rule, what=what)
-    if finished.code != 0:
-        raise RuleViolation(rule, f"exit status 0 after onComplete ({CONTRACT})",
-                            f"the client exited with status {finished.code}{said(finished)}")
+    expect_printed(case, elements, rule=rule, what=what)
+    expect_exit_status(case, 0, rule=rule, after="onComplete")
     return finished
 
 
-def expect_printed(finished: ClientExit, elements: list[bytes], *, rule: str, what: str) -> None:
+def expect_exit_status(case: ClientCase, code: int, *, rule: str, after: str) -> None:
+    """The client exited with status `code`, as the contract says it does after `after`."""
+    finished = case.exit
+    if finished.code != code:
+        raise RuleViolation(rule, f"exit status {code} after {after} ({CONTRACT})",
+                            f"the client exited with status {finished.code}{said(finished)}",
+                            claim=case.session.evidence.claim("exit_status", connection=case.peer, code=code))
+
+
+def expect_printed(case: ClientCase, elements: list[bytes], *, rule: str, what: str) -> None:
     """The client printed exactly `elements`. A line that is no element in lowercase hex is no verdict on any
     item: the kit cannot read what the client delivered, and says so (a TargetError)."""
+    finished = case.exit
     for number, line in enumerate(finished.lines, 1):
         if not HEX_LINE.fullmatch(line):
             raise TargetError(f"the client's stdout breaks the client contract ({CONTRACT}): line {number} is "
                               f"{shown(line)}, not an element in lowercase hex")
     expected = [element.hex() for element in elements]
     if finished.lines != expected:
-        raise RuleViolation(rule, f"the client to print {what}", difference(finished.lines, expected))
+        raise RuleViolation(rule, f"the client to print {what}", difference(finished.lines, expected),
+                            claim=case.session.evidence.claim("printed", connection=case.peer, elements=elements))
 
 
-def expect_failed(finished: ClientExit, *, rule: str, why: str) -> None:
+def expect_failed(case: ClientCase, *, rule: str, why: str) -> None:
     """The client's exit status says its stream failed: not 0 (3 in the contract)."""
-    if finished.code == 0:
+    if case.exit.code == 0:
         raise RuleViolation(rule, f"a non-zero exit status (3): {why}", "the client exited with status 0, "
-                            "reporting a completed stream")
+                            "reporting a completed stream",
+                            claim=case.session.evidence.claim("exit_failed", connection=case.peer))
 
 
 def difference(printed: list[str], expected: list[str]) -> str:
@@ -106,12 +117,12 @@ def said(finished: ClientExit) -> str:
 
 
 def answers_fault_with_goodbye(client: Any, rule: str, fault: str, inject: Callable[[ServingPeer, ServedStream], None],
-                               *, element_size: int = 0, taken: Callable[[Any], bool] | None = None) -> None:
+                               *, element_size: int = 0, taken: Callable[[ServingPeer], Awaited] | None = None) -> None:
     """The client reads rstck/range/3; after the first element, with demand outstanding, the kit injects `fault`.
     The client must answer with goodbye giving a reason and close (a client that hangs instead fails by the
     deadline, one that closes without goodbye fails at once), must print only the element sent before the
     fault, and must not exit 0: its goodbye ended the stream as by onError (net.closing.3). A frame from the
-    client for which `taken` holds is an answer to the faulty frame: the client took it, which decides at once."""
+    client for which `taken(peer)` holds is an answer to the faulty frame: the client took it, which decides at once."""
     case = run_client(client)
     peer = case.peer
     expected = f"goodbye with a reason, then the connection closed, for {fault}"
@@ -122,16 +133,13 @@ def answers_fault_with_goodbye(client: Any, rule: str, fault: str, inject: Calla
         peer.await_demand(stream, rule=rule, expected=f"the client to request the rest of {RANGE}")
         inject(peer, stream)
         if taken is not None:
-            answer = peer.until(lambda frame: type(frame) is Goodbye or taken(frame), rule=rule, expected=expected)[-1]
+            answer = peer.until(peer.frame_of(Goodbye) | taken(peer), rule=rule, expected=expected)[-1]
             if type(answer) is not Goodbye:
                 raise RuleViolation(rule, expected, f"the client answered it with {describe(answer)}: it took the "
-                                    f"frame")
+                                    f"frame", claim=case.session.evidence.claim("answered_with_goodbye",
+                                                                                connection=peer))
         peer.goodbye_then_close(rule=rule, expected=expected)
-    finished = case.wait_exit(rule=rule, expected="the client to exit once it closed the connection")
-    expect_printed(finished, RANGE_ELEMENTS[:1], rule=rule, what="only the element sent before the fault")
-    expect_failed(finished, rule="net.closing.3", why="its goodbye ended the stream as onError would")
+    case.wait_exit(rule=rule, expected="the client to exit once it closed the connection")
+    expect_printed(case, RANGE_ELEMENTS[:1], rule=rule, what="only the element sent before the fault")
+    expect_failed(case, rule="net.closing.3", why="its goodbye ended the stream as onError would")
 
-
-def raw(*values: Any) -> bytes:
-    """One MessagePack array of `values`: a frame of any shape, well formed or not."""
-    return encode_raw(list(values))

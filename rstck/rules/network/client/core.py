@@ -4,11 +4,10 @@ client prints and how it exits), and signals for an id with no open stream are i
 from __future__ import annotations
 
 from rstck.protocols.network.reserved import ERROR_MESSAGE
-from rstck.core.verdict import RuleViolation
-from rstck.protocols.network.wire import INT64_MAX as ID_MAX
 from rstck.protocols.network.wire import OnComplete, OnError, OnNext, OnNextLastPart, OnNextPacked, OnNextPart, Subscribed
 from rstck.core.checks import rule, untested
-from rstck.rules.network.client import CONTRACT, DELIVERY, RANGE_ELEMENTS, expect_completed, expect_printed, run_client, said, told
+from rstck.rules.network.client import (DELIVERY, RANGE_ELEMENTS, expect_completed, expect_exit_status, expect_printed,
+                                        run_client, told)
 
 STRANGER = bytes.fromhex("deadbeefdeadbeef")  # in no reserved stream's first elements: a client that prints it
 # took a signal meant for no stream of its own
@@ -27,11 +26,9 @@ def client_reports_on_error_as_a_failed_stream(client):
         stream = case.peer.expect_subscribe(rule=DELIVERY)
         case.peer.subscribed(stream)
         case.peer.fail(stream, ERROR_MESSAGE)
-    finished = case.wait_exit(rule=DELIVERY, expected="the client to exit after onError")
-    expect_printed(finished, [], rule=DELIVERY, what="nothing: rstck/error has no element")
-    if finished.code != 3:
-        raise RuleViolation(DELIVERY, f"exit status 3 after onError ({CONTRACT})",
-                            f"the client exited with status {finished.code}{said(finished)}")
+    case.wait_exit(rule=DELIVERY, expected="the client to exit after onError")
+    expect_printed(case, [], rule=DELIVERY, what="nothing: rstck/error has no element")
+    expect_exit_status(case, 3, rule=DELIVERY, after="onError")
 
 
 @rule("net.rstck.10")
@@ -44,7 +41,7 @@ def client_ignores_signals_for_unknown_and_finished_ids(client):
     peer = case.peer
     with told(case):
         stream = peer.expect_subscribe(rule="net.rstck.10")
-        stranger, nobody = unused_ids(peer.ledger.streams, 2)
+        stranger, nobody = peer.unused_ids(2)
         unknown = f"a signal for id {stranger}, which the client never subscribed with"
         peer.send_together([(Subscribed(stranger, 8), unknown), (OnNext(stranger, STRANGER), unknown),
                             (OnNextPacked(stranger, 2, STRANGER * 2), unknown),
@@ -60,10 +57,3 @@ def client_ignores_signals_for_unknown_and_finished_ids(client):
     expect_completed(case, RANGE_ELEMENTS, rule="net.rstck.10",
                      what="the 3 elements of its own stream, and none of the signals for other ids")
 
-
-def unused_ids(used: dict[int, object], count: int) -> list[int]:
-    """`count` ids the client never used: the ones above its highest while the id range (0 to 2**63-1) has room,
-    else from 0 up. A client may take any id of the range, the last one included."""
-    ids = [i for i in range(max(used) + 1, min(max(used) + 1 + count, ID_MAX + 1))]
-    ids += [i for i in range(len(used) + count) if i not in used][:count - len(ids)]
-    return ids

@@ -4,44 +4,44 @@ decisions net.rstck.1-4, docs/wire-format.md, "Faults"). Every frame the client 
 
 from __future__ import annotations
 
-from rstck.protocols.network.wire import OnComplete, OnError, OnNext, OnNextPacked, Subscribed, encode_raw
+from rstck.protocols.network.wire import OnComplete, OnError, OnNext, OnNextPacked, Subscribed
 from rstck.core.checks import rule
-from rstck.rules.network.client import RANGE_ELEMENTS, answers_fault_with_goodbye, raw
+from rstck.rules.network.client import RANGE_ELEMENTS, answers_fault_with_goodbye
 
 
 @rule("net.rstck.1")
 def client_answers_bytes_that_are_not_messagepack_with_goodbye(client):
     """net.rstck.1: 0xc1, a byte MessagePack never uses, after the first element."""
     answers_fault_with_goodbye(client, "net.rstck.1", "a byte that is not MessagePack",
-                               lambda peer, _: peer.send_bytes(b"\xc1", fault="a byte that is not MessagePack"))
+                               lambda peer, _: peer.inject(b"\xc1", fault="a byte that is not MessagePack"))
 
 
 @rule("net.rstck.1")
 def client_answers_a_frame_that_is_not_an_array_with_goodbye(client):
     """net.rstck.1: a MessagePack integer where a frame (an array) belongs."""
     answers_fault_with_goodbye(client, "net.rstck.1", "the integer 42 instead of an array",
-                               lambda peer, _: peer.send_bytes(b"\x2a", fault="the integer 42 instead of an array"))
+                               lambda peer, _: peer.inject(b"\x2a", fault="the integer 42 instead of an array"))
 
 
 @rule("net.rstck.1")
 def client_answers_an_empty_array_with_goodbye(client):
     """net.rstck.1: an empty array, which has no message type."""
     answers_fault_with_goodbye(client, "net.rstck.1", "an empty array",
-                               lambda peer, _: peer.send_bytes(raw(), fault="an empty array"))
+                               lambda peer, _: peer.inject([], fault="an empty array"))
 
 
 @rule("net.rstck.2")
 def client_answers_an_undefined_message_type_with_goodbye(client):
     """net.rstck.2: message type 13, which version 0 does not define, for the client's stream."""
     answers_fault_with_goodbye(client, "net.rstck.2", "message type 13",
-                               lambda peer, stream: peer.send_bytes(raw(13, stream.id), fault="message type 13"))
+                               lambda peer, stream: peer.inject([13, stream], fault="message type 13"))
 
 
 @rule("net.rstck.2")
 def client_answers_an_extension_type_not_negotiated_with_goodbye(client):
     """net.rstck.2: message type 64, an extension's, when the hellos named no extension."""
     answers_fault_with_goodbye(client, "net.rstck.2", "message type 64, not negotiated",
-                               lambda peer, stream: peer.send_bytes(raw(64, stream.id),
+                               lambda peer, stream: peer.inject([64, stream],
                                                                     fault="message type 64, not negotiated"))
 
 
@@ -49,7 +49,7 @@ def client_answers_an_extension_type_not_negotiated_with_goodbye(client):
 def client_answers_an_element_that_is_not_bin_with_goodbye(client):
     """net.rstck.3: onNext whose element is a str, not a bin."""
     answers_fault_with_goodbye(client, "net.rstck.3", "onNext with a str element",
-                               lambda peer, stream: peer.send_bytes(raw(6, stream.id, RANGE_ELEMENTS[1].hex()),
+                               lambda peer, stream: peer.inject([6, stream, RANGE_ELEMENTS[1].hex()],
                                                                     fault="onNext with a str element"))
 
 
@@ -84,11 +84,11 @@ def client_answers_a_str_that_is_not_utf8_with_goodbye(client):
     fault = "a subscribe whose publisher name is a str that is not UTF-8 (c3 28)"
 
     def inject(peer, _):
-        peer.ledger.kit_subscribed.add(KIT_STREAM)  # the client's answer is for this id: no stranger's signal
-        peer.send_bytes(b"\x94\x02\xa2\xc3\x28" + encode_raw(KIT_STREAM) + b"\x00", fault=fault)
+        peer.expect_answers_for(KIT_STREAM)  # the client's answer is for this id: no stranger's signal
+        peer.inject(b"\x94\x02\xa2\xc3\x28", KIT_STREAM, b"\x00", fault=fault)  # [2, "\xc3\x28", KIT_STREAM, 0]
 
     answers_fault_with_goodbye(client, "net.rstck.3", fault, inject,
-                               taken=lambda frame: type(frame) in ANSWERS and frame.subscriber == KIT_STREAM)
+                               taken=lambda peer: peer.frame_of(*ANSWERS, stream_id=KIT_STREAM))
 
 
 @rule("net.rstck.4")
@@ -97,9 +97,10 @@ def client_answers_a_declared_4_gib_frame_with_goodbye_before_its_bytes(client):
     from the declared length alone (the kit waits for it without sending more)."""
     fault = "an onNext declaring a 4 GiB element, its bytes unsent"
     answers_fault_with_goodbye(client, "net.rstck.4", fault,
-                               lambda peer, stream: peer.send_bytes(_declaring_4_gib(stream.id), fault=fault))
+                               lambda peer, stream: peer.inject(*_declaring_4_gib(stream), fault=fault))
 
 
-def _declaring_4_gib(stream_id: int) -> bytes:
-    """The head of onNext(stream_id, a bin32 of 4294967295 bytes): [6, id, c6 ff ff ff ff ..."""
-    return b"\x93\x06" + encode_raw(stream_id) + b"\xc6\xff\xff\xff\xff"
+def _declaring_4_gib(stream) -> tuple:
+    """The head of onNext(stream, a bin32 of 4294967295 bytes), [6, id, c6 ff ff ff ff ..., as pieces for
+    `ServingPeer.inject`."""
+    return b"\x93\x06", stream, b"\xc6\xff\xff\xff\xff"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 
+from rstck.core.evidence import EXPECTATION
 from rstck.protocols.network.peer import PeerClosed, Silent
 from rstck.core.verdict import NotApplicable, RuleViolation
 from rstck.protocols.network.wire import ClientHello, OnComplete, OnNext, ServerHello, Subscribed
@@ -37,9 +38,9 @@ def client_answers_a_server_hello_of_version_1_with_goodbye(client):
         case.peer.hello(1, fault="serverHello of version 1, which a client of version 0 does not support")
         case.peer.goodbye_then_close(rule="net.handshake.2", expected="goodbye with a reason, then the connection "
                                      "closed, for a serverHello of version 1")
-    finished = case.wait_exit(rule="net.handshake.2", expected="the client to exit once it closed the connection")
-    expect_printed(finished, [], rule="net.handshake.5", what="nothing: no server of its version accepted it")
-    expect_failed(finished, rule="net.handshake.5", why="no server of its version accepted its subscribe")
+    case.wait_exit(rule="net.handshake.2", expected="the client to exit once it closed the connection")
+    expect_printed(case, [], rule="net.handshake.5", what="nothing: no server of its version accepted it")
+    expect_failed(case, rule="net.handshake.5", why="no server of its version accepted its subscribe")
 
 
 @rule("net.handshake.5")
@@ -52,18 +53,8 @@ def client_discards_its_messages_after_a_server_hello_of_version_1(client):
     case = run_client(client, hello=False)
     peer = case.peer
     with told(case):
-        stream = None
-        end = time.monotonic() + OPTIMISTIC_WINDOW_S
-        while stream is None and (remaining := end - time.monotonic()) > 0:
-            try:
-                peer.receive(remaining)
-            except Silent:
-                break
-            except PeerClosed:
-                peer.unless_refused("net.handshake.5", "the client to wait for the server's hello")
-                raise RuleViolation("net.handshake.5", "the client to wait for the server's hello",
-                                    "it closed the connection before any serverHello") from None
-            stream = next((s for s in peer.ledger.streams.values() if s.publisher == peer.publisher), None)
+        with peer.recorded("optimistic_subscribe", within_s=OPTIMISTIC_WINDOW_S):
+            stream = _optimistic_subscribe(peer)
         peer.unless_refused("net.handshake.5", "the client's subscribe, sent after its clientHello")
         if stream is None:
             raise NotApplicable(f"the client sent no subscribe within {OPTIMISTIC_WINDOW_S:.0f} s of connecting, "
@@ -73,9 +64,27 @@ def client_discards_its_messages_after_a_server_hello_of_version_1(client):
                             (Subscribed(stream.id, 0), version_1),
                             *((OnNext(stream.id, element), version_1) for element in RANGE_ELEMENTS),
                             (OnComplete(stream.id), version_1)])
-    finished = case.wait_exit(rule="net.handshake.5", expected="the client to give up its stream and exit")
-    expect_printed(finished, [], rule="net.handshake.5", what="nothing: its subscribe was discarded")
-    expect_failed(finished, rule="net.handshake.5", why="its subscribe was discarded")
+    case.wait_exit(rule="net.handshake.5", expected="the client to give up its stream and exit")
+    expect_printed(case, [], rule="net.handshake.5", what="nothing: its subscribe was discarded")
+    expect_failed(case, rule="net.handshake.5", why="its subscribe was discarded")
+
+
+def _optimistic_subscribe(peer):
+    """The client's subscribe to its publisher, sent before any serverHello came, if it comes within
+    OPTIMISTIC_WINDOW_S; None if it does not."""
+    stream = None
+    end = time.monotonic() + OPTIMISTIC_WINDOW_S
+    while stream is None and (remaining := end - time.monotonic()) > 0:
+        try:
+            peer.receive(remaining)
+        except Silent:
+            break
+        except PeerClosed:
+            peer.unless_refused("net.handshake.5", "the client to wait for the server's hello")
+            raise RuleViolation("net.handshake.5", "the client to wait for the server's hello",
+                                "it closed the connection before any serverHello", claim=EXPECTATION) from None
+        stream = next((s for s in peer.ledger.streams.values() if s.publisher == peer.publisher), None)
+    return stream
 
 
 @rule("net.handshake.6")
@@ -85,7 +94,7 @@ def client_sends_its_hello_without_waiting_for_the_servers(client):
     to the end. A client that waits for the serverHello first fails by the deadline."""
     case = run_client(client, hello=False)
     with told(case):
-        case.peer.until(lambda frame: type(frame) is ClientHello, rule="net.handshake.6",
+        case.peer.until(case.peer.frame_of(ClientHello), rule="net.handshake.6",
                         expected="the clientHello, sent without waiting for a serverHello")
         case.peer.hello()
         serve_stream(case.peer, RANGE_ELEMENTS, rule="net.handshake.6")
@@ -101,9 +110,9 @@ def client_answers_a_message_before_the_server_hello_with_goodbye(client):
         case.peer.send(OnNext(1, RANGE_ELEMENTS[0]), fault="onNext before the serverHello")
         case.peer.goodbye_then_close(rule="net.rstck.5", expected="goodbye with a reason, then the connection closed, "
                                      "for an onNext before the serverHello")
-    finished = case.wait_exit(rule="net.rstck.5", expected="the client to exit once it closed the connection")
-    expect_printed(finished, [], rule="net.rstck.5", what="nothing: the onNext came before the serverHello")
-    expect_failed(finished, rule="net.closing.3", why="its goodbye ended the stream as onError would")
+    case.wait_exit(rule="net.rstck.5", expected="the client to exit once it closed the connection")
+    expect_printed(case, [], rule="net.rstck.5", what="nothing: the onNext came before the serverHello")
+    expect_failed(case, rule="net.closing.3", why="its goodbye ended the stream as onError would")
 
 
 @rule("net.rstck.14")
@@ -114,7 +123,7 @@ def client_sends_its_hello_as_its_first_frame(client):
     verdict: that item is `blocked` by this one."""
     case = run_client(client)
     with told(case):
-        case.peer.until(lambda frame: type(frame) is ClientHello, rule="net.rstck.14",
+        case.peer.until(case.peer.frame_of(ClientHello), rule="net.rstck.14",
                         expected="the clientHello as the client's first frame")
         serve_stream(case.peer, RANGE_ELEMENTS, rule=DELIVERY)
     expect_completed(case, RANGE_ELEMENTS, rule=DELIVERY, what="the 3 elements of rstck/range/3, one hex line each")

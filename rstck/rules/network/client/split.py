@@ -16,17 +16,13 @@ ORDERED = "rstck/blobs/2/12"
 ORDERED_ELEMENTS = [blob_element(i, 12) for i in range(2)]
 
 
-def _cut(size: int):
-    return lambda element: [element[at:at + size] for at in range(0, len(element), size)]
-
-
 @rule("net.split.2")
 def client_prints_a_split_element_whole_and_once(client):
     """net.split.2: rstck/blobs/3/753, each element sent as two onNextPart and an onNextLastPart of 251 bytes (equal
     parts, so their order cannot show): the client prints each element whole, once, and exits 0."""
     case = run_client(client, WHOLE)
     with told(case):
-        serve_stream(case.peer, WHOLE_ELEMENTS, rule="net.split.2", form="split", parts=_cut(251))
+        serve_stream(case.peer, WHOLE_ELEMENTS, rule="net.split.2", form="split", part_size=251)
     expect_completed(case, WHOLE_ELEMENTS, rule="net.split.2", what="each of the 3 split elements whole, on one line")
 
 
@@ -36,6 +32,6 @@ def client_joins_parts_in_the_order_received(client):
     joins them in the order they arrived."""
     case = run_client(client, ORDERED)
     with told(case):
-        serve_stream(case.peer, ORDERED_ELEMENTS, rule="net.split.4", form="split", parts=_cut(4))
+        serve_stream(case.peer, ORDERED_ELEMENTS, rule="net.split.4", form="split", part_size=4)
     expect_completed(case, ORDERED_ELEMENTS, rule="net.split.4", what="each element joined from its parts in the "
                      "order they were sent")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from rstck.core.evidence import EXPECTATION
 from rstck.protocols.network.peer import QUIET_WINDOW_MAX_S, Silent, WirePeer
 from rstck.core.verdict import RuleViolation
 from rstck.protocols.network.wire import INT64_MAX, Subscribe, describe, encode, encode_raw
@@ -29,7 +30,18 @@ def expect_goodbye(peer: WirePeer, rule: str, fault: str) -> None:
     expected = f"goodbye with a reason, then the connection closed, for {fault}"
     goodbye = peer.goodbye_then_close(rule=rule, expected=expected)
     if not goodbye.reason.strip():
-        raise RuleViolation(rule, expected, "goodbye with an empty reason")
+        raise RuleViolation(rule, expected, "goodbye with an empty reason",
+                            claim=peer.session.evidence.claim("goodbye_reason", connection=peer))
+
+
+def served_claim(peer: WirePeer, stream_id: int | None, terminal: str = "", *,
+                 elements: int | None = None) -> dict | None:
+    """The claim of a check that judged how `peer`'s server served stream `stream_id`: it ended with `terminal`
+    ("onComplete", "onError"; "": not yet) after `elements` elements, and the server said no goodbye (None: no
+    stream judged, only the goodbye)."""
+    fields = {"stream": stream_id, "terminal": terminal} if stream_id is not None else {}
+    return peer.session.evidence.claim("served", connection=peer, **fields,
+                                       **({"elements": elements} if elements is not None else {}))
 
 
 def raw(*values: Any) -> bytes:
@@ -54,8 +66,7 @@ def send_in_pieces(peer: WirePeer, frame: Any, cuts: tuple[int, ...]) -> None:
 def flowing(peer: WirePeer, elements: int = 50) -> int:
     """Open rstck/infinite with unbounded demand and read until `elements` of it have arrived; its id."""
     stream_id = peer.subscribe("rstck/infinite", INT64_MAX)
-    stream = peer.stream(stream_id)
-    peer.until(lambda _: stream.received >= elements or bool(stream.terminal), rule="3.8",
+    peer.until(peer.has_received(stream_id, elements) | peer.ended(stream_id), rule="3.8",
                expected=f"{elements} elements of rstck/infinite, requested without bound")
     return stream_id
 
@@ -67,6 +78,11 @@ def expect_stopped(peer: WirePeer, stream_id: int, rule: str) -> None:
     still send. The window is the connection's, or twice the longest gap between the stream's frames before the
     cancel if that is longer (a server that serves its streams in turns leaves each quiet while it serves the
     others), at most QUIET_WINDOW_MAX_S. Still arriving at the deadline: a violation."""
+    with peer.recorded("expect_stopped", stream=stream_id, rule=rule):
+        _stopped(peer, stream_id, rule)
+
+
+def _stopped(peer: WirePeer, stream_id: int, rule: str) -> None:
     stream = peer.stream(stream_id)
     window = min(max(peer.quiet_window(), 2 * stream.longest_gap_s), QUIET_WINDOW_MAX_S)
     _quiet_for(peer, stream, window, rule)
@@ -103,6 +119,6 @@ def _quiet_for(peer: WirePeer, stream: Any, window: float, rule: str) -> None:
                 continue
             raise RuleViolation(rule, f"stream {stream.id} to stop after its cancel",
                                 f"{stream.after_cancel} elements after the cancel, still arriving at the deadline",
-                                timed_out=True) from None
+                                timed_out=True, claim=EXPECTATION) from None
         if stream.after_cancel != seen:
             seen, changed = stream.after_cancel, time.monotonic()

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import time
 
+from rstck.core.evidence import EXPECTATION
 from rstck.protocols.network.peer import PeerClosed, Silent
 from rstck.core.verdict import RuleViolation, TargetError
 from rstck.protocols.network.wire import Goodbye
 from rstck.core.checks import rule
-from rstck.rules.network.server import connect, flowing
+from rstck.rules.network.server import connect, flowing, served_claim
 
 
 @rule("net.closing.2")
@@ -29,17 +30,25 @@ def goodbye_ends_every_stream(wire):
     flowing(peer)
     window = peer.quiet_window()  # measured before the goodbye: nothing can be asked after it
     peer.send(Goodbye("the check says goodbye"))
+    with peer.recorded("stops_after_goodbye"):
+        _stops_after_goodbye(peer, window)
+
+
+def _stops_after_goodbye(peer, window: float) -> None:
+    """Read until the server closes, says goodbye, or sends nothing for `window`; still sending at the deadline: a
+    violation of net.closing.3."""
     while True:
         try:
             frame = peer.receive(window)
         except PeerClosed:
             return
         except Silent:
-            if time.monotonic() < wire.deadline:
+            if time.monotonic() < peer.session.deadline:
                 peer.note(f"quiet for {window * 1000:.0f} ms: the stream has stopped")
                 return
             raise RuleViolation("net.closing.3", "the stream to stop after goodbye",
-                                "elements were still arriving at the deadline", timed_out=True) from None
+                                "elements were still arriving at the deadline", timed_out=True,
+                                claim=EXPECTATION) from None
         if type(frame) is Goodbye:
             return  # anything after it is net.rstck.13's, charged as it arrives
 
@@ -54,24 +63,31 @@ def nothing_after_the_servers_goodbye(wire):
     flowing(peer)
     window = peer.quiet_window()  # measured before the goodbye: nothing can be asked after it
     peer.send(Goodbye("the check says goodbye"))
+    with peer.recorded("answered_goodbye"):
+        _answered_goodbye(peer, window)
+    peer.after_goodbye()
+
+
+def _answered_goodbye(peer, window: float) -> None:
+    """Read until the server's goodbye after the kit's: closed first is net.closing.2's finding, still streaming at
+    the deadline (within `window` of it) net.closing.3's."""
     last_element = None
     while True:
         try:
             frame = peer.receive()
         except PeerClosed:
             raise RuleViolation("net.closing.2", "the server's goodbye in answer to the kit's, before the close",
-                                "the connection closed without it") from None
+                                "the connection closed without it", claim=EXPECTATION) from None
         except Silent:
-            if last_element is not None and wire.deadline - last_element <= window:
+            if last_element is not None and peer.session.deadline - last_element <= window:
                 raise RuleViolation("net.closing.3", "the stream to stop after the kit's goodbye",
                                     "elements were still arriving at the deadline, and no goodbye",
-                                    timed_out=True) from None
+                                    timed_out=True, claim=EXPECTATION) from None
             raise RuleViolation("net.closing.2", "the server's goodbye in answer to the kit's",
-                                "none came before the deadline", timed_out=True) from None
+                                "none came before the deadline", timed_out=True, claim=EXPECTATION) from None
         if type(frame) is Goodbye:
-            break
+            return
         last_element = time.monotonic()
-    peer.after_goodbye()
 
 
 @rule("net.closing.1")
@@ -107,4 +123,5 @@ def _served(peer, what: str) -> None:
     stream_id = peer.subscribe("rstck/range/3", 3)
     stream = peer.until_ended(stream_id, rule="net.closing.1", expected=f"{what} to be served after a reset")
     if not stream.terminal.startswith("onComplete"):
-        raise RuleViolation("net.closing.1", f"rstck/range/3 to complete on {what}", stream.terminal)
+        raise RuleViolation("net.closing.1", f"rstck/range/3 to complete on {what}", stream.terminal,
+                            claim=served_claim(peer, stream_id, "onComplete"))

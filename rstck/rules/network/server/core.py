@@ -7,7 +7,7 @@ from __future__ import annotations
 from rstck.core.verdict import NotApplicable, RuleViolation, Unsupported
 from rstck.protocols.network.wire import INT64_MAX, Cancel, Goodbye, OnComplete, OnError, Request, Subscribe
 from rstck.core.checks import rule, untested
-from rstck.rules.network.server import connect, expect_goodbye, expect_stopped, flowing
+from rstck.rules.network.server import connect, expect_goodbye, expect_stopped, flowing, served_claim
 
 untested("net.core.1", "rstck's side publishes nothing: a server that subscribes to the kit is answered with "
                        "subscribed and onError (net.rstck.11), and whether a server subscribes is its own choice")
@@ -43,7 +43,7 @@ def a_server_that_subscribes_takes_the_kits_on_error(wire):
     for _ in range(4):  # a server that subscribes on every round trip is judged on its first few subscribes
         barrier = peer.subscribe("rstck/empty")
         # Judged by the frame itself: the ledger may have taken the onComplete already, with frames before it.
-        seen = peer.until(lambda f: type(f) in (OnComplete, OnError) and f.subscriber == barrier, rule="net.core.2",
+        seen = peer.until(peer.frame_of(OnComplete, OnError, stream_id=barrier), rule="net.core.2",
                           expected=f"rstck/empty to complete, the server having read the kit's subscribed and "
                                    f"onError for its {subscribes} subscribes" if subscribes else
                                    "rstck/empty to complete")
@@ -70,7 +70,8 @@ def every_signal_carries_its_subscribers_id(wire):
         _unreadable_elements_decide(peer)
         if len(stream.elements) != 3 or not stream.terminal.startswith("onComplete"):
             raise RuleViolation("net.core.3", f"stream {stream_id} to get its own 3 elements, then onComplete",
-                                f"it got {len(stream.elements)} elements, then {stream.terminal}")
+                                f"it got {len(stream.elements)} elements, then {stream.terminal}",
+                                claim=served_claim(peer, stream_id, "onComplete", elements=3))
 
 
 @rule("net.core.4")
@@ -80,7 +81,7 @@ def elements_have_the_declared_size(wire):
     peer = connect(wire)
     _completes(peer, "rstck/range/40", 40, "1.5")
     stream_id = peer.subscribe("rstck/infinite", 25)
-    peer.until(lambda _: peer.stream(stream_id).received >= 25, rule="3.8",
+    peer.until(peer.has_received(stream_id, 25), rule="3.8",
                expected="the 25 elements requested of rstck/infinite")
     peer.send(Cancel(stream_id))
 
@@ -128,13 +129,16 @@ def a_negative_initial_demand_gets_on_error(wire):
 def _ends_with_error_only(peer, stream_id: int, what: str) -> None:
     stream = peer.until_ended(stream_id, rule="net.rstck.7", expected=f"onError for {what}")
     if not stream.terminal.startswith("onError"):
-        raise RuleViolation("net.rstck.7", f"onError for {what}", f"{stream.terminal}")
+        raise RuleViolation("net.rstck.7", f"onError for {what}", f"{stream.terminal}",
+                            claim=served_claim(peer, stream_id, "onError"))
     if peer.goodbye_received is not None:
-        raise RuleViolation("net.rstck.7", "the connection to stay open", f"goodbye({peer.goodbye_received.reason!r})")
+        raise RuleViolation("net.rstck.7", "the connection to stay open", f"goodbye({peer.goodbye_received.reason!r})",
+                            claim=served_claim(peer, None))
     after = _completes(peer, "rstck/range/1", 1, "net.rstck.7")
     if not after.terminal.startswith("onComplete"):
         raise RuleViolation("net.rstck.7", "the connection to go on serving after the stream failed",
-                            f"the next stream ended with {after.terminal}")
+                            f"the next stream ended with {after.terminal}",
+                            claim=served_claim(peer, after.id, "onComplete"))
 
 
 @rule("net.rstck.8")
@@ -147,19 +151,22 @@ def cumulative_demand_beyond_the_maximum_is_unbounded(wire):
     peer.send(Request(stream_id, INT64_MAX))
     peer.send(Request(stream_id, INT64_MAX))
     stream = peer.stream(stream_id)
-    peer.until(lambda f: stream.received >= 1000 or bool(stream.terminal) or type(f) is Goodbye,
+    peer.until(peer.has_received(stream_id, 1000) | peer.ended(stream_id) | peer.frame_of(Goodbye),
                rule="net.rstck.8", expected="elements to keep coming after demand of 2 * (2**63-1)")
-    if not stream.terminal and peer.goodbye_received is None:
+    if peer.goodbye_received is None:
         # A round trip with the stream still open: by its answer the server has acted on both requests, and what
         # it made of them (elements it had buffered, then an onError) was written before, by a server that
         # writes its streams in turn. A cancel first would let a server drop an onError it had not written yet.
+        # Made even when the onError came with the elements, so that a reproducer (which may read them apart)
+        # makes it too.
         barrier = peer.subscribe("rstck/empty")
-        peer.until(lambda _: bool(peer.stream(barrier).terminal) or bool(stream.terminal), rule="net.rstck.8",
+        peer.until(peer.ended(barrier) | peer.ended(stream_id), rule="net.rstck.8",
                    expected="rstck/empty to complete")
     if stream.terminal or peer.goodbye_received is not None:
         raise RuleViolation("net.rstck.8", "demand beyond 2**63-1 treated as unbounded",
                             f"after {stream.received} elements: "
-                            f"{stream.terminal or f'goodbye({peer.goodbye_received.reason!r})'}")
+                            f"{stream.terminal or f'goodbye({peer.goodbye_received.reason!r})'}",
+                            claim=served_claim(peer, stream_id))
     peer.send(Cancel(stream_id))
 
 
@@ -174,7 +181,8 @@ def request_and_cancel_for_ids_without_a_stream_are_ignored(wire):
     after = _completes(peer, "rstck/range/2", 2, "net.rstck.9")
     if peer.goodbye_received is not None or not after.terminal.startswith("onComplete"):
         raise RuleViolation("net.rstck.9", "request and cancel for ids without a stream ignored",
-                            f"goodbye({peer.goodbye_received.reason!r})" if peer.goodbye_received else after.terminal)
+                            f"goodbye({peer.goodbye_received.reason!r})" if peer.goodbye_received else after.terminal,
+                            claim=served_claim(peer, after.id, "onComplete"))
 
 
 @rule("net.rstck.11")
@@ -185,10 +193,12 @@ def an_unknown_publisher_gets_subscribed_then_on_error(wire):
     stream = _completes(peer, "rstck-test/no such publisher", 1, "net.rstck.11")
     if not stream.subscribed or not stream.terminal.startswith("onError"):
         raise RuleViolation("net.rstck.11", "subscribed, then onError",
-                            f"{'subscribed, then ' if stream.subscribed else ''}{stream.terminal}")
+                            f"{'subscribed, then ' if stream.subscribed else ''}{stream.terminal}",
+                            claim=served_claim(peer, stream.id, "onError"))
     after = _completes(peer, "rstck/range/1", 1, "net.rstck.11")
     if peer.goodbye_received is not None or not after.terminal.startswith("onComplete"):
-        raise RuleViolation("net.rstck.11", "the connection to go on serving", after.terminal or "goodbye")
+        raise RuleViolation("net.rstck.11", "the connection to go on serving", after.terminal or "goodbye",
+                            claim=served_claim(peer, after.id, "onComplete"))
 
 
 # 40 bytes (a MessagePack str8) and 300 bytes (a str16): a reader that finds a name's length at the wrong
@@ -206,10 +216,12 @@ def an_unknown_publisher_with_a_long_name_gets_subscribed_then_on_error(wire):
         stream = _completes(peer, name, 1, "net.rstck.11")
         if not stream.subscribed or not stream.terminal.startswith("onError"):
             raise RuleViolation("net.rstck.11", f"subscribed, then onError, for a name of {length} bytes",
-                                f"{'subscribed, then ' if stream.subscribed else ''}{stream.terminal}")
+                                f"{'subscribed, then ' if stream.subscribed else ''}{stream.terminal}",
+                                claim=served_claim(peer, stream.id, "onError"))
     after = _completes(peer, "rstck/range/1", 1, "net.rstck.11")
     if peer.goodbye_received is not None or not after.terminal.startswith("onComplete"):
-        raise RuleViolation("net.rstck.11", "the connection to go on serving", after.terminal or "goodbye")
+        raise RuleViolation("net.rstck.11", "the connection to go on serving", after.terminal or "goodbye",
+                            claim=served_claim(peer, after.id, "onComplete"))
 
 
 @rule("net.rstck.12")
@@ -241,12 +253,9 @@ def a_cancelled_stream_stops_while_another_flows(wire):
     peer = connect(wire)
     peer.quiet_window()  # measured before the flows, which would otherwise lengthen the round trip
     cancelled, going_on = flowing(peer), flowing(peer)
-    first, second = peer.stream(cancelled), peer.stream(going_on)
-    frames = first.element_frames, second.element_frames
     # A few more frames of each, so that the gaps of the first while the second is served are known.
-    peer.until(lambda _: (first.element_frames >= frames[0] + 3 and second.element_frames >= frames[1] + 3)
-               or bool(first.terminal or second.terminal), rule="3.8",
-               expected="both streams of rstck/infinite to go on")
+    peer.until(peer.more_element_frames({cancelled: 3, going_on: 3}) | peer.ended(cancelled) | peer.ended(going_on),
+               rule="3.8", expected="both streams of rstck/infinite to go on")
     peer.send(Cancel(cancelled))
     expect_stopped(peer, cancelled, "1.8")
     peer.send(Cancel(going_on))

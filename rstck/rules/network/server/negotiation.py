@@ -26,10 +26,11 @@ def server_hello_may_come_before_the_client_hello(wire):
     serverHello anyway (looked for during a bounded wait, UNPROMPTED_HELLO_S)."""
     peer = connect(wire, hello=False)
     waited = time.monotonic()
-    try:
-        peer.receive(UNPROMPTED_HELLO_S)
-    except (Silent, PeerClosed):
-        pass
+    with peer.recorded("read", within_s=UNPROMPTED_HELLO_S):
+        try:
+            peer.receive(UNPROMPTED_HELLO_S)
+        except (Silent, PeerClosed):
+            pass
     if peer.server_hello is None:
         raise Unsupported(f"no serverHello within {time.monotonic() - waited:.1f} s before the clientHello "
                           "(decided by that bound): the server waits for the client")
@@ -64,10 +65,12 @@ def the_server_hello_matches_the_client_version(wire):
     """net.handshake.6: after clientHello(0), the serverHello says version 0."""
     peer = connect(wire)
     if peer.server_hello is None:
-        peer.until(lambda f: type(f) is ServerHello, rule="net.handshake.6", expected="a serverHello")
+        peer.until(peer.frame_of(ServerHello), rule="net.handshake.6", expected="a serverHello")
     if peer.server_hello.version != PROTOCOL_VERSION:
         raise RuleViolation("net.handshake.6", f"serverHello(version={PROTOCOL_VERSION}), the client's version",
-                            f"serverHello(version={peer.server_hello.version})")
+                            f"serverHello(version={peer.server_hello.version})",
+                            claim=wire.session.evidence.claim("hello_version", connection=peer,
+                                                              version=PROTOCOL_VERSION))
 
 
 @rule("net.extensions.1")

@@ -29,7 +29,7 @@ def a_sized_stream_may_come_packed(wire):
         stream_id = peer.subscribe(f"rstck/range/{n}", n)
         stream = peer.stream(stream_id)
         try:
-            seen = peer.until(lambda f: type(f) is OnNextPacked or bool(stream.terminal), rule="1.5",
+            seen = peer.until(peer.frame_of(OnNextPacked) | peer.ended(stream_id), rule="1.5",
                               expected=f"rstck/range/{n} to complete")
         except RuleViolation as violation:
             if not violation.timed_out:
@@ -47,13 +47,12 @@ def packed_elements_stay_within_demand(wire):
     no onNextPacked takes the count past what was requested (then a quiet window: nothing beyond 9)."""
     peer = connect(wire)
     stream_id = peer.subscribe("rstck/range/100", 3)
-    stream = peer.stream(stream_id)
     total = 3
     for more in (5, 1):
-        peer.until(lambda _: stream.received >= total or bool(stream.terminal), rule="3.8",
+        peer.until(peer.has_received(stream_id, total) | peer.ended(stream_id), rule="3.8",
                    expected=f"the {total} elements requested")
         peer.send(Request(stream_id, more))
         total += more
-    peer.until(lambda _: stream.received >= total or bool(stream.terminal), rule="3.8",
+    peer.until(peer.has_received(stream_id, total) | peer.ended(stream_id), rule="3.8",
                expected=f"the {total} elements requested")
     peer.quiet()

@@ -16,7 +16,7 @@ def large_elements_may_be_split(wire):
     """net.split.1 (MAY): elements of 300,000 bytes (rstck/blobs/2/300000) may come in parts."""
     peer = connect(wire)
     stream_id = peer.subscribe(f"rstck/blobs/2/{BLOB_SIZE}", 2)
-    seen = peer.until(lambda _: bool(peer.stream(stream_id).terminal), rule="1.5",
+    seen = peer.until(peer.ended(stream_id), rule="1.5",
                       expected="rstck/blobs/2/300000 to complete")
     if not any(type(f) is OnNextPart for f in seen):
         raise Unsupported(f"no element came in parts (the stream ended with {peer.stream(stream_id).terminal})")
@@ -35,4 +35,6 @@ def split_elements_come_whole_one_after_another(wire):
                            min(len(element), BLOB_SIZE))
             raise RuleViolation("net.split.3", f"element {i} joined from its parts to the {BLOB_SIZE} bytes of "
                                 f"rstck/blobs (docs/wire-format.md)", f"{len(element)} bytes, differing from "
-                                f"byte {differs} on")
+                                f"byte {differs} on",
+                                claim=wire.session.evidence.claim("elements_of", connection=peer, stream=stream_id,
+                                                                  publisher=f"rstck/blobs/3/{BLOB_SIZE}"))

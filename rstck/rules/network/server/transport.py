@@ -22,4 +22,6 @@ def elements_arrive_in_the_order_published(wire):
     for i, element in enumerate(stream.elements):
         if element != range_element(i):
             raise RuleViolation("net.transport.3", f"element {i} to be {range_element(i).hex()}",
-                                f"element {i} was {element.hex()}")
+                                f"element {i} was {element.hex()}",
+                                claim=wire.session.evidence.claim("elements_of", connection=peer, stream=stream_id,
+                                                                  publisher="rstck/range/200"))

@@ -1,0 +1,71 @@
+"""Every failing finding of the network zoo gets a standalone reproducer, a Python script that speaks the protocol
+itself, that exits 1 against the mutant that produced it and 0 against a conformant peer: the reference server for
+the mutant servers (tests/network/mutant_servers.py), a correct client for the mutant clients
+(tests/network/clients/mutant_client.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from rstck.adapters.network.client_target import NetworkClientTarget
+from rstck.core.target import load_target
+from rstck.reports.repro import write_reproducers
+
+from ..network.mutant_servers import MUTANTS, RunningServer
+from ..network.test_client_checks import CASES, HANG_TIMEOUT_S, TIMEOUT_S, mutant
+from .helpers import assert_reproduces, rows_of
+
+pytestmark = pytest.mark.network
+
+SERVER_TIMEOUT_S = 3.0  # as tests/network's mutant servers: the reference server never comes near it
+FIXED_CLIENT = mutant("none")  # the mutants' own baseline: each differs from it by its defect only
+# Mutants whose finding rests on the state the kit's run left the server in: once the kit reset a connection, the
+# server is down, or refuses what comes next, when the script is confirmed, so no script shows the finding, and
+# the row says why.
+NO_SCRIPT = {"refuses after a reset": "net.closing.1", "dies on a reset": "net.closing.1"}
+# Mutant clients whose finding gets no script yet, and says why: the replay of net.rstck.10's check (the ids the kit
+# picks as unused) stops on an error of the script's own, and the second subscribe of subscribes-twice comes under
+# the kit's schedule, not always under the replay's (its script is kept when its confirming replay shows it).
+NO_SCRIPT_CLIENTS = {"prints-any-id": "net.rstck.10", "subscribes-twice": "net.core.3"}
+
+
+@pytest.mark.parametrize("case", MUTANTS, ids=lambda case: case.name)
+def test_every_finding_of_a_mutant_server_has_a_reproducer_that_fails_it_and_passes_the_reference(case, tmp_path):
+    server = RunningServer(case.server, **dict(case.options))
+    try:
+        rows = rows_of(load_target(server.url), SERVER_TIMEOUT_S, case.rules or case.item)
+        made = write_reproducers(rows, tmp_path)
+        assert made, "a mutant has findings"
+        if case.name in NO_SCRIPT:
+            assert [(found.row["violated"], bool(found.path), bool(found.reason)) for found in made] == \
+                [(NO_SCRIPT[case.name], False, True)]
+            return
+        reference = RunningServer()
+        try:
+            assert_each_reproduces(made, reference.url)
+        finally:
+            reference.stop()
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda case: case.mutant)
+def test_every_finding_of_a_mutant_client_has_a_reproducer_that_fails_it_and_passes_a_correct_client(case, tmp_path):
+    target = NetworkClientTarget(mutant(case.mutant))
+    rows = [row for row in rows_of(target, HANG_TIMEOUT_S if case.hangs else TIMEOUT_S,
+                                   case.rules or ",".join(case.charged))
+            if not case.checks or row["check"] in case.checks]
+    made = write_reproducers(rows, tmp_path)
+    if not made:
+        pytest.skip(f"{case.mutant} has no failing finding (its item is {case.charged})")
+    if case.mutant in NO_SCRIPT_CLIENTS:  # a script written all the same must show its finding
+        assert [found.row["violated"] for found in made] == [NO_SCRIPT_CLIENTS[case.mutant]]
+        made = [found for found in made if found.path is not None or not found.reason]
+    assert_each_reproduces(made, FIXED_CLIENT)
+
+
+def assert_each_reproduces(made, fixed: str) -> None:
+    """Each finding has a script, which fails its mutant and passes the fixed peer (a URL, or a client command)."""
+    for found in made:
+        assert found.path is not None, f"{found.row['violated']} ({found.row['check']}): {found.reason}"
+        assert_reproduces(found, fixed)
