@@ -8,7 +8,7 @@ from typing import Any
 
 from rstck.execution.plan import plan
 from rstck.execution.runner import run_check
-from rstck.reports.repro import LANGUAGES, Reproducer, language_of
+from rstck.reports.repro import LANGUAGES, Reproducer, language_of, write_reproducers
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXIT_KEPT, EXIT_BROKEN = 0, 1
@@ -38,3 +38,12 @@ def assert_reproduces(found: Reproducer, fixed: str) -> None:
         f"{found.path} against its mutant:\n{broken.stdout[-3000:]}{broken.stderr[-2000:]}"
     kept = run_script(found, fixed)
     assert kept.returncode == EXIT_KEPT, f"{found.path} against {fixed}:\n{kept.stdout[-3000:]}{kept.stderr[-2000:]}"
+
+
+def assert_every_finding_reproduces(rows: list[dict[str, Any]], directory: Any, fixed: str) -> None:
+    """`rows` have findings, and each gets a script that reproduces it (assert_reproduces)."""
+    made = write_reproducers(rows, directory)
+    assert made, "a mutant has findings"
+    for found in made:
+        assert found.path is not None, f"{found.row['violated']} ({found.row['check']}): {found.reason}"
+        assert_reproduces(found, fixed)

@@ -8,11 +8,9 @@ import pathlib
 
 import pytest
 
-from rstck.reports.repro import write_reproducers
-
 from ..node.conftest import NODE_MISSING, node_available
 from ..node.helpers import here, node_target
-from .helpers import assert_reproduces, rows_of
+from .helpers import assert_every_finding_reproduces, rows_of
 
 pytestmark = [pytest.mark.node, pytest.mark.skipif(not node_available(), reason=NODE_MISSING)]
 
@@ -25,8 +23,4 @@ TIMEOUT_S = 2.0  # as tests/node's: the references never come near it
 def test_every_finding_has_a_reproducer_that_fails_the_mutant_and_passes_the_reference(module, tmp_path):
     with node_target(f"tests/node/mutants/{module}.js", isolation="reuse") as target:
         rows = rows_of(target, TIMEOUT_S)
-    made = write_reproducers(rows, tmp_path)
-    assert made, "a mutant has findings"
-    for found in made:
-        assert found.path is not None, f"{found.row['violated']} ({found.row['check']}): {found.reason}"
-        assert_reproduces(found, FIXED)
+    assert_every_finding_reproduces(rows, tmp_path, FIXED)

@@ -10,6 +10,12 @@ their methods (alone, or several in one burst with nothing of Node's loop betwee
 and other streams as arguments, reads properties, adds an explicit listener where the check needs one, and
 reads the events the driver observed. Every event carries the kit call it happened inside (or none) and the
 turn of the driver's loop, which is how "asynchronously" and "not before nextTick" are decided.
+
+What the driver does is also the check's evidence (rstck/core/evidence.py), the operations a reproducer makes
+again (rstck/reports/repro/node_stream.py): the streams made (factory, arguments), the calls (a burst is one
+operation), the properties read, the members inspected, the listeners added, the settles and the points among
+the events a check counts from (`mark`). Each call, read, inspection and mark carries the name (`ref`) a check's
+claim uses for it; what the implementation emits is observed afresh by the script.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from typing import Any
 
 from rstck.adapters.node import NODE_STREAM_PREFIX
 from rstck.adapters.node.target import NodeSettler, NodeTarget
+from rstck.core.evidence import HANG, Unexpressible
 from rstck.core.settle import SettleTimeout
 from rstck.core.signals import Label, Trace, show
 from rstck.core.verdict import RuleViolation, TargetError
@@ -79,6 +86,11 @@ class Stream:
     def __str__(self) -> str:
         return self.label
 
+    @property
+    def ref(self) -> str:
+        """Its name in the evidence (readable#1 -> readable1)."""
+        return _ref(self.label)
+
 
 @dataclasses.dataclass(frozen=True)
 class Callback:
@@ -88,6 +100,43 @@ class Callback:
 
     def __str__(self) -> str:
         return self.label
+
+    @property
+    def ref(self) -> str:
+        return _ref(self.label)
+
+
+def _ref(label: str) -> str:
+    return label.replace("#", "")
+
+
+@dataclasses.dataclass(frozen=True)
+class Read:
+    """A property the kit read: its value, and the name of the read in the evidence."""
+
+    value: Any
+    ref: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Inspection:
+    """What the kit found an object offers: typeof each member, instanceof each class; `ref`: the evidence's name."""
+
+    members: dict[str, str]
+    instance_of: dict[str, bool]
+    ref: str
+
+
+class Mark(int):
+    """A point among the check's events (the seq of the last one observed: later events have a greater seq), and
+    its name in the evidence."""
+
+    ref: str
+
+    def __new__(cls, seq: int, ref: str) -> Mark:
+        made = super().__new__(cls, seq)
+        made.ref = ref
+        return made
 
 
 @dataclasses.dataclass(frozen=True)
@@ -127,6 +176,7 @@ class Outcome:
     # What came out of the call was EventEmitter's throw of an 'error' event nobody listened to (the kit adds no
     # listener): the call emitted an event, it threw nothing of its own.
     error_event: bool = False
+    ref: str = ""  # the call's name in the evidence
 
     @property
     def raised(self) -> bool:
@@ -301,8 +351,11 @@ class StreamDriver:
         text = f"{factory}({', '.join(self._shown(a) for a in args)})"
         deferred = DeferredCall(factory, "module", tuple(Label(self._shown(a)) for a in args), text, self._depth())
         numbered = CommandNaming(self.settler, text, deferred)
+        label = self.session.labels.fresh(role)
         try:
-            with self.session.calls.underway(text, "", factory):
+            with self.session.calls.underway(text, "", factory), self._operation(lambda: {
+                    "op": "make", "name": _ref(label), "factory": factory, "args": self._evidence_values(args),
+                    "watch": watch}):
                 try:
                     reply = process.command({"op": "create", "factory": factory, "watch": watch,
                                              "args": [self._encode(a) for a in args]},
@@ -318,13 +371,16 @@ class StreamDriver:
         made = reply.get("ret")
         if not (isinstance(made, dict) and "$ref" in made):
             raise TargetError(f"{text} returned {show(process.decode(made))}: not an object")
-        stream = Stream(made["$ref"], self.session.labels.fresh(role), factory)
+        stream = Stream(made["$ref"], label, factory)
         self.settler.labels[stream.handle] = stream.label
+        self.session.evidence.named(stream, label, kind="stream", factory=factory)
         self.session.trace.note(f"{text} made {stream.label} ({made.get('class') or 'Object'})")
         return stream
 
     def callback(self, name: str = "cb") -> Callback:
-        return Callback(self.session.labels.fresh(name))
+        callback = Callback(self.session.labels.fresh(name))
+        self.session.evidence.named(callback, callback.label, kind="callback")
+        return callback
 
     @staticmethod
     def error(message: str = "rstck: an error the kit emits on purpose") -> KitError:
@@ -347,13 +403,16 @@ class StreamDriver:
         fields = {"op": "batch", "calls": [{"target": s.handle, "method": m, "args": [self._encode(a) for a in args]}
                                            for s, m, args in calls]}
         ops: list[int] = []
+        refs = [self._fresh("call") for _ in calls]
 
         def numbered(op: int) -> None:
             ops.append(op)
             self.settler.defer(op, deferred)
 
         try:
-            with self.session.calls.underway(text, self.rule, calls[0][1]):
+            with self.session.calls.underway(text, self.rule, calls[0][1]), self._operation(lambda: {
+                    "op": "call", "calls": [{"name": ref, "on": s.ref, "method": m, "args": self._evidence_values(args)}
+                                            for ref, (s, m, args) in zip(refs, calls)]}):
                 try:
                     reply = process.command(fields, deadline=self.settler.deadline(), numbered=numbered)
                 finally:
@@ -362,12 +421,14 @@ class StreamDriver:
         except NoReply:
             process.kill(wait=False)
             raise RuleViolation(self.rule, f"{text} to return", "it had not returned by the deadline (synchronous "
-                                "JavaScript kept running)", timed_out=True) from None
+                                "JavaScript kept running)", timed_out=True, claim=HANG) from None
         except ProcessEnded as exc:
-            raise RuleViolation(self.rule, f"{text} to return", f"the Node process ended inside it: {exc}") from None
+            raise RuleViolation(self.rule, f"{text} to return", f"the Node process ended inside it: {exc}",
+                                claim=HANG) from None
         outcomes = []
         for k, (result, entry) in enumerate(zip(reply.get("results", ()), deferred)):
-            outcome = Outcome(texts[k], ops[0], k, int(result.get("turn", 0)), seq=int(reply.get("seq", 0)))
+            outcome = Outcome(texts[k], ops[0], k, int(result.get("turn", 0)), seq=int(reply.get("seq", 0)),
+                              ref=refs[k])
             signal = entry.signal
             if result.get("ok"):
                 outcome.ret = self.settler.value_of(process, result.get("ret"))
@@ -389,27 +450,46 @@ class StreamDriver:
 
     def get(self, stream: Stream, prop: str) -> Any:
         """The value of `stream[prop]` (a function reads as <Function name>)."""
-        reply = self._simple({"op": "get", "target": stream.handle, "property": prop}, f"{stream.label}.{prop}")
+        return self.read(stream, prop).value
+
+    def read(self, stream: Stream, prop: str) -> Read:
+        """`stream[prop]` (get), with the read's name in the evidence."""
+        ref = self._fresh("read")
+        with self._operation(lambda: {"op": "read", "name": ref, "on": stream.ref, "property": prop}):
+            reply = self._simple({"op": "get", "target": stream.handle, "property": prop}, f"{stream.label}.{prop}")
         if not reply.get("ok"):
             thrown = self.process.thrown(reply.get("thrown"))
             raise RuleViolation(self.rule, f"{stream.label}.{prop} to be readable", f"reading it threw "
-                                f"{describe_error(thrown)}")
+                                f"{describe_error(thrown)}",
+                                claim={"by": "check", "claim": "read", "read": {"ref": ref}})
         value = self.settler.value_of(self.process, reply.get("ret"))
         self.session.trace.note(f"{stream.label}.{prop} is {show(value)}")
-        return value
+        return Read(value, ref)
 
     def members(self, stream: Stream, names: tuple[str, ...]) -> dict[str, str]:
         """typeof stream[name], for each name."""
-        reply = self._simple({"op": "inspect", "target": stream.handle, "members": list(names)},
-                             f"the members of {stream.label}")
-        found = reply.get("members", {})
-        self.session.trace.note(f"{stream.label}: " + ", ".join(f"{n} is {found.get(n)}" for n in names))
-        return found
+        return self.inspect(stream, members=names).members
 
     def instance_of(self, stream: Stream, classes: list[str]) -> dict[str, bool]:
-        reply = self._simple({"op": "inspect", "target": stream.handle, "classes": classes},
-                             f"the classes of {stream.label}")
-        return reply.get("instance_of", {})
+        return self.inspect(stream, classes=classes).instance_of
+
+    def inspect(self, stream: Stream, *, members: tuple[str, ...] = (), classes: list[str] = ()) -> Inspection:
+        """typeof stream[name] for each of `members`, and whether `stream` is an instance of each of `classes`
+        ("stream": Node's own Stream; "like:HANDLE": the class of another object; else an export's dotted path)."""
+        ref = self._fresh("inspection")
+        fields = {"op": "inspect", "target": stream.handle}
+        if members:
+            fields["members"] = list(members)
+        if classes:
+            fields["classes"] = list(classes)
+        what = f"the members of {stream.label}" if members else f"the classes of {stream.label}"
+        with self._operation(lambda: {"op": "inspect", "name": ref, "on": stream.ref, "members": list(members),
+                                      "classes": [self._evidence_class(name) for name in classes]}):
+            reply = self._simple(fields, what)
+        found = reply.get("members", {})
+        if members:
+            self.session.trace.note(f"{stream.label}: " + ", ".join(f"{n} is {found.get(n)}" for n in members))
+        return Inspection(found, reply.get("instance_of", {}), ref)
 
     def listen(self, stream: Stream, event: str, *, react: tuple[tuple[str, tuple], ...] = (), record: bool = False,
                method: str = "on") -> None:
@@ -421,8 +501,11 @@ class StreamDriver:
         deferred = DeferredCall(method, stream.label, (event, Label("<the kit's listener>")), text, self._depth(),
                                 outcome=f"an explicit listener{shown}")
         reactions = [{"method": m, "args": [self._encode(a) for a in args]} if m else None for m, args in react]
-        reply = self._simple({"op": "listen", "target": stream.handle, "event": event, "react": reactions,
-                              "record": record, "method": method}, text, deferred=deferred)
+        with self._operation(lambda: {"op": "listen", "on": stream.ref, "event": event, "record": record,
+                                      "method": method, "react": [[m, self._evidence_values(args)] if m else None
+                                                                  for m, args in react]}):
+            reply = self._simple({"op": "listen", "target": stream.handle, "event": event, "react": reactions,
+                                  "record": record, "method": method}, text, deferred=deferred)
         if not reply.get("ok"):
             raise TargetError(f"{stream.label}.{method}({event!r}, listener) threw "
                               f"{describe_error(self.process.thrown(reply.get('thrown')))}")
@@ -439,9 +522,10 @@ class StreamDriver:
         except NoReply:
             process.kill(wait=False)
             raise RuleViolation(self.rule, f"{text} to be read", "it had not returned by the deadline",
-                                timed_out=True) from None
+                                timed_out=True, claim=HANG) from None
         except ProcessEnded as exc:
-            raise RuleViolation(self.rule, f"{text} to be read", f"the Node process ended: {exc}") from None
+            raise RuleViolation(self.rule, f"{text} to be read", f"the Node process ended: {exc}",
+                                claim=HANG) from None
         return reply
 
     # -- waiting and reading -----------------------------------------------------------------------
@@ -453,10 +537,27 @@ class StreamDriver:
 
     def settle_or(self, rule: str, expected: str) -> None:
         """Settle; a stream still busy at the deadline fails `rule` (decided by the deadline)."""
+        ref = self._fresh("settle")
         try:
-            self.session.settle()
+            with self._operation(lambda: {"op": "settle", "name": ref}):
+                self.session.settle()
         except SettleTimeout as exc:
-            raise RuleViolation(rule, expected, f"not observed: {exc}", timed_out=True) from None
+            raise RuleViolation(rule, expected, f"not observed: {exc}", timed_out=True,
+                                claim={"by": "check", "claim": "settled", "settle": {"ref": ref}}) from None
+
+    def mark(self) -> Mark:
+        """The point among the events reached now: what a check counts later events from."""
+        ref = self._fresh("mark")
+        with self._operation(lambda: {"op": "mark", "name": ref}):
+            return Mark(self.last_seq, ref)
+
+    def unless(self, condition: str, **fields: Any) -> None:
+        """Tell a reproducer where the check stops short of its judgement (n/a, or a pass with a note) when
+        `condition` holds of what was observed so far (`fields` as the evidence holds them; the conditions:
+        rstck/reports/repro/node_stream_runtime.js): the check went on here, against another implementation it
+        may not."""
+        with self._operation(lambda: {"op": "unless", "if": condition, **fields}):
+            pass
 
     def events(self, stream: Stream | Callback | None = None, name: str | None = None, *, kind: str = "emit",
                after: int = 0) -> list[Event]:
@@ -475,6 +576,48 @@ class StreamDriver:
 
     def note(self, text: str) -> None:
         self.session.trace.note(text)
+
+    # -- evidence ----------------------------------------------------------------------------------
+
+    def _fresh(self, prefix: str) -> str:
+        """A name for an observation of this check's (call1, read2, ...)."""
+        return _ref(self.session.labels.fresh(prefix))
+
+    @contextlib.contextmanager
+    def _operation(self, describe: Any) -> Any:
+        """Record the operation `describe()` gives (an argument no script can write out: no reproducer)."""
+        evidence = self.session.evidence
+        op = None
+        if not evidence.unsupported:
+            try:
+                op = describe()
+            except Unexpressible as exc:
+                evidence.cannot(f"the kit passed {exc}, which a script cannot write out")
+        frame = evidence.begin(op)
+        try:
+            yield
+        finally:
+            evidence.end(frame)
+
+    def _evidence_values(self, args: Any) -> list[Any]:
+        return [self._evidence_value(a) for a in args]
+
+    def _evidence_value(self, value: Any) -> Any:
+        if isinstance(value, (Stream, Callback)):
+            return {"ref": value.ref}
+        if isinstance(value, KitError):
+            return {"error": value.name, "message": value.message}
+        if isinstance(value, dict):
+            return {"object": {str(k): self._evidence_value(v) for k, v in value.items()}}
+        if isinstance(value, (list, tuple)):
+            return {"list": self._evidence_values(value)}
+        return self.session.evidence.value(value)
+
+    def _evidence_class(self, name: str) -> Any:
+        """A class of `inspect` as the evidence names it: "like:HANDLE" by the object's name."""
+        if name.startswith("like:"):
+            return {"like": _ref(self.settler.labels[name[5:]])}
+        return name
 
     # -- values ------------------------------------------------------------------------------------
 
@@ -501,4 +644,3 @@ class StreamDriver:
         if isinstance(value, (list, tuple)):
             return "[" + ", ".join(self._shown(v) for v in value) + "]"
         return show(value)
-

@@ -2,7 +2,7 @@
 
 `rstck check … --repro DIR` (and `pytest --rstck-repro DIR`) writes one script per distinct finding of a run, from
 the evidence its row carries (rstck/core/evidence.py): a Python script for an in-process target, a JavaScript file
-for `node:` targets. It performs the kit's calls in order, then judges what the implementation did by the broken
+for `node:` and `node-stream:` targets. It performs the kit's calls in order, then judges what it did by the broken
 sentence, and exits 1 while the implementation breaks it, 0 once it keeps it, 2 if it cannot run. Each script is
 run once as it is written: one that does not show the finding is not kept, and its row says why, as does a row
 whose evidence cannot make one (docs/reproducers.md).
@@ -46,7 +46,7 @@ def language_of(loaded_as: str) -> str | None:
     if loaded_as.startswith(("tcp://", "client-cmd:")):
         return "network"
     if loaded_as.startswith(("node:", "node-stream:")):
-        return "javascript" if loaded_as.startswith("node:") else None
+        return "javascript" if loaded_as.startswith("node:") else "node-stream"
     if re.fullmatch(r"[\w.]+:[\w.]+", loaded_as):
         return "python"
     return None
@@ -58,7 +58,7 @@ def reason_against(row: dict[str, Any]) -> str:
         return "the target was not loaded by a name a script can load again (MODULE:ATTR, node:PATH)"
     if language_of(row["loaded_as"]) is None:
         return f"reproducers of {row['loaded_as'].split(':')[0]}: targets are not written yet"
-    if row.get("spec") not in SCRIPTED_SPECS:
+    if row.get("spec") not in LANGUAGES[language_of(row["loaded_as"])].specs:
         return f"reproducers of the {row.get('spec')} profile's items are not written yet"
     return why_not(row.get("evidence"))
 
@@ -174,6 +174,7 @@ class Kind:
     judges: str = ("It makes the kit's calls of that check, in order, against the target (the one named above unless "
                    "another is given), through a recording subscriber and source written out below, and judges every "
                    "signal by the publisher and subscriber rules as rstck does.")
+    specs: tuple[str, ...] = SCRIPTED_SPECS  # the specs whose items its scripts judge
 
     def render(self, evidence: dict[str, Any], **given: Any) -> str:
         import importlib
@@ -200,6 +201,14 @@ LANGUAGES = {
                     "and serves it), sends the kit's frames of that check byte for byte in order, reads and checks "
                     "every frame as rstck does, and judges the broken sentence."),
 }
+# A node-stream: target's script drives the streams as rstck's stream driver does, for the items of both profiles that
+# driver serves.
+LANGUAGES["node-stream"] = Kind(
+    ".js", "node", "PATH", "rstck.reports.repro.node_stream", LANGUAGES["javascript"].needs,
+    judges="It makes the stream driver's operations of that check, in order, on the streams the target's factories "
+    "make (the target named above unless another is given), records what they emit and call back as rstck's driver "
+    "observes it (written out below), and judges the sentence on what it saw as the check does.",
+    specs=("node-stream-contract", "jsgi-stream"))
 
 
 def _slug(name: str) -> str:

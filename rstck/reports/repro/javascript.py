@@ -11,6 +11,7 @@ from typing import Any
 from rstck.reports.repro.scenario import CannotWrite, body, label_of
 
 RUNTIME = pathlib.Path(__file__).with_name("javascript_runtime.js")
+HARNESS = pathlib.Path(__file__).with_name("javascript_harness.js")
 INDENT = "  "
 MAX_SAFE_INTEGER = 2**53 - 1
 # The evidence's names (Python's) -> JavaScript's.
@@ -162,12 +163,17 @@ def _maybe(data: Any) -> str | None:
 
 def render(evidence: dict[str, Any], *, header: str, target: str, rule: str) -> str:
     """The whole file."""
-    lines = body(evidence, JavaScript())
+    settings = {"target": target, "rule": rule, "deadlineS": evidence["deadline_s"],
+                "responsivenessBoundS": evidence["responsiveness_bound_s"],
+                "demand": evidence.get("settings", {}).get("demand", "number")}
+    return javascript_file(header, body(evidence, JavaScript()), RUNTIME, settings)
+
+
+def javascript_file(header: str, lines: list[str], runtime: pathlib.Path, settings: dict[str, Any]) -> str:
+    """A reproducer for Node: `header` as its comment, the scenario's `lines`, the harness that runs it and the
+    `runtime` that writes out the kit's side, embedded as they are."""
+    lines = lines[next((k for k, line in enumerate(lines) if line), len(lines)):]  # from its first statement
     scenario = "async function scenario(target) {\n" + "\n".join(INDENT + line if line else "" for line in lines)
-    scenario += "\n}"
-    settings = json.dumps({"target": target, "rule": rule, "deadlineS": evidence["deadline_s"],
-                           "responsivenessBoundS": evidence["responsiveness_bound_s"],
-                           "demand": evidence.get("settings", {}).get("demand", "number")})
     comment = "\n".join(f" * {line}".rstrip() for line in header.splitlines())
-    return (f"#!/usr/bin/env node\n/*\n{comment}\n */\n'use strict';\n\n{scenario}\n\n{RUNTIME.read_text()}\n"
-            f"main(scenario, {settings});\n")
+    return (f"#!/usr/bin/env node\n/*\n{comment}\n */\n'use strict';\n\n{scenario}\n}}\n\n{HARNESS.read_text()}\n"
+            f"{runtime.read_text()}\nmain(scenario, {json.dumps(settings)});\n")

@@ -1,65 +1,19 @@
 // ---- The kit's side, written out (rstck/reports/repro/javascript_runtime.js): a recording subscriber and a
 // recording source that judge every signal as rstck's probes do, settling on Node's loop, and the verdict. Node's
-// own modules only. The scenario runs in a child process; this process watches it, so that a call that never returns
-// (a loop that never yields) is a verdict too.
+// own modules only.
 
-const childProcess = require('child_process');
-const fs = require('fs');
-const path = require('path');
-const url = require('url');
-
-const MAX_SAFE = Number.MAX_SAFE_INTEGER;
-const QUIET_TURNS = 3; // turns of Node's loop with nothing done and nothing pending that make the implementation idle
-const EXIT_KEPT = 0;
-const EXIT_BROKEN = 1;
-const EXIT_CANNOT_RUN = 2;
-const MARK = '#!'; // lines the scenario writes for the watching process only
-const BUILTIN_ERRORS = { Error, TypeError, RangeError, SyntaxError, ReferenceError, EvalError, URIError };
-
-const config = { target: '', rule: '', deadlineS: 5, responsivenessBoundS: 0.25, demand: 'number' };
-const violations = [];
 const recorders = new Set(); // of WeakRefs: 3.13 needs a recorder collectable
 const kitSubscriptions = [];
 const raises = []; // [object, method] of every call into the implementation that threw
-let seq = 0;
-let depth = 0;
-let activity = 0;
 
-class Stop extends Error {}
-class CannotRun extends Error {}
-
-function out(text) {
-  fs.writeSync(1, `${text}\n`); // synchronous: a scenario stuck in a call has still said what it did
-}
-
-function show(value) {
+function kitName(value) {
+  // How the transcript names the kit's own objects.
   if (value instanceof Recorder || value instanceof Source || value instanceof KitSubscription) return value.name;
-  if (value === null) return 'null';
-  if (value === undefined) return 'undefined';
-  if (typeof value === 'bigint') return `${value}n`;
-  if (typeof value === 'string') return JSON.stringify(value.slice(0, 40)) + (value.length > 40 ? '…' : '');
-  if (value instanceof Error) return `${value.name}(${JSON.stringify(String(value.message).slice(0, 120))})`;
-  if (typeof value === 'object' || typeof value === 'function') {
-    return `<${(value.constructor && value.constructor.name) || typeof value}>`;
-  }
-  return String(value);
+  return '';
 }
 
-function log(text) {
-  seq += 1;
-  activity += 1;
-  out(`${String(seq).padStart(5)}  ${'  '.repeat(depth)}${text}`);
-  return seq;
-}
-
-function note(text) {
-  seq += 1;
-  out(`${String(seq).padStart(5)}  ${'  '.repeat(depth)}(${text})`);
-}
-
-function violation(rule, expected, observed, stops = true) {
-  violations.push({ rule, expected, observed, stops });
-  note(`!! ${rule}: ${observed}`);
+function kept() {
+  return `nothing broke ${config.rule} (nor any rule rstck's probes judge) in this scenario`;
 }
 
 function raisePending() {
@@ -527,37 +481,9 @@ async function subscribe(publisher, recorder) {
   if (!recorder.subscribed) await settle();
 }
 
-let baseline = new Map();
-
-function pendingResources() {
-  if (typeof process.getActiveResourcesInfo !== 'function') return [];
-  const counts = new Map();
-  for (const name of process.getActiveResourcesInfo()) counts.set(name, (counts.get(name) || 0) + 1);
-  const pending = [];
-  for (const [name, n] of counts) for (let k = (baseline.get(name) || 0); k < n; k += 1) pending.push(name);
-  return pending;
-}
-
-function turn() {
-  return new Promise((resolve) => { setImmediate(resolve); });
-}
-
 async function settle() {
-  // Until the implementation can do nothing more without the kit: QUIET_TURNS turns of Node's loop with no signal
-  // and nothing pending (no timer, no I/O), bounded by the check's deadline.
-  const end = Date.now() + config.deadlineS * 1000;
-  let quiet = 0;
-  let seen = activity;
-  let how = 'idle';
-  for (;;) {
-    await turn();
-    const pending = pendingResources();
-    quiet = activity === seen && pending.length === 0 ? quiet + 1 : 0;
-    seen = activity;
-    if (quiet >= QUIET_TURNS) break;
-    if (Date.now() > end) { how = 'the deadline'; break; }
-    if (pending.length && pending.every((name) => name === 'Timeout')) await new Promise((r) => { setTimeout(r, 1); });
-  }
+  // Until the implementation can do nothing more without the kit (untilQuiet); then a cancel has taken effect.
+  const how = await untilQuiet();
   for (const ref of recorders) {
     const recorder = ref.deref();
     if (recorder && recorder.cancelled) recorder.cancelSettled = true;
@@ -642,13 +568,6 @@ function range(start, stop, step = 1) {
   const items = [];
   for (let k = start; k < stop; k += step) items.push(k);
   return items;
-}
-
-function kitError(name, message) {
-  const Ctor = BUILTIN_ERRORS[name] || Error;
-  const error = new Ctor(message);
-  if (!(name in BUILTIN_ERRORS)) error.name = name;
-  return error;
 }
 
 // -- what a check judged itself, at its end ------------------------------------------------------------
@@ -757,102 +676,4 @@ async function expectNoNull(recorder, rule) {
 
 async function expectReturnedNormally(subject, rule, { method }) {
   if (raises.some(([obj, name]) => obj === subject && name === method)) fail(rule, `${method}() to return normally`, `a ${method}() call threw (see the transcript)`);
-}
-
-// -- running it -------------------------------------------------------------------------------------
-
-function report() {
-  if (!violations.length) {
-    out(`\nkept: nothing broke ${config.rule} (nor any rule rstck's probes judge) in this scenario`);
-    return EXIT_KEPT;
-  }
-  for (const v of violations) out(`\nBROKEN ${v.rule}: expected ${v.expected}; observed ${v.observed}`);
-  return EXIT_BROKEN;
-}
-
-async function load(spec) {
-  const file = path.resolve(spec.replace(/^node:/, ''));
-  try {
-    return require(file);
-  } catch (error) {
-    if (error && error.code === 'ERR_REQUIRE_ESM') return import(url.pathToFileURL(file).href);
-    throw error;
-  }
-}
-
-async function play(scenario, spec) {
-  let target;
-  try {
-    target = await load(spec);
-  } catch (error) {
-    out(`cannot run: ${spec} does not load: ${show(error)}`);
-    return EXIT_CANNOT_RUN;
-  }
-  baseline = new Map();
-  if (typeof process.getActiveResourcesInfo === 'function') {
-    for (const name of process.getActiveResourcesInfo()) baseline.set(name, (baseline.get(name) || 0) + 1);
-  }
-  process.on('uncaughtException', (error) => note(`uncaught: ${show(error)}`));
-  process.on('unhandledRejection', (error) => note(`unhandled rejection: ${show(error)}`));
-  out(`reproducing ${config.rule} against ${spec}\n`);
-  try {
-    await scenario(target);
-  } catch (error) {
-    if (error instanceof CannotRun) {
-      report();
-      out(`\ncannot run: ${error.message}`);
-      return EXIT_CANNOT_RUN;
-    }
-    if (!(error instanceof Stop)) {
-      report();
-      out(`\ncannot run: ${error && error.stack}`);
-      return EXIT_CANNOT_RUN;
-    }
-  }
-  return report();
-}
-
-function watch(spec) {
-  // Run the scenario in a child process and watch its calls: one that has not returned after the check's
-  // deadline is a hang, the verdict.
-  const child = childProcess.spawn(process.execPath, [__filename, spec, '--scenario'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  let open = null;
-  let buffered = '';
-  child.stdout.setEncoding('utf8');
-  child.stdout.on('data', (data) => {
-    buffered += data;
-    let end;
-    while ((end = buffered.indexOf('\n')) >= 0) {
-      const line = buffered.slice(0, end);
-      buffered = buffered.slice(end + 1);
-      if (line.startsWith(`${MARK}call `)) {
-        const [rule, ...text] = line.slice(MARK.length + 5).split(' ');
-        open = { rule, text: text.join(' '), since: Date.now() };
-      } else if (line === `${MARK}done`) open = null;
-      else out(line);
-    }
-  });
-  const watcher = setInterval(() => {
-    if (open !== null && Date.now() - open.since > config.deadlineS * 1000) {
-      clearInterval(watcher);
-      child.kill('SIGKILL');
-      out(`\nBROKEN ${open.rule}: expected ${open.text} to return; observed it had not returned after ${config.deadlineS} s`);
-      process.exit(EXIT_BROKEN);
-    }
-  }, 20);
-  child.on('exit', (code) => {
-    clearInterval(watcher);
-    process.exit(code === null ? EXIT_CANNOT_RUN : code);
-  });
-}
-
-function main(scenario, settings) {
-  Object.assign(config, settings);
-  const args = process.argv.slice(2).filter((arg) => arg !== '--scenario');
-  const spec = args[0] || config.target;
-  if (!process.argv.includes('--scenario')) return watch(spec);
-  return play(scenario, spec).then((code) => {
-    out(`${MARK}done`);
-    process.exit(code); // what the implementation left pending must not keep the verdict waiting
-  });
 }

@@ -115,8 +115,8 @@ def body(evidence: dict[str, Any], language: Language) -> list[str]:
 def _statements(block: Block, helper: dict[int, str], language: Language) -> list[str]:
     lines = []
     for previous, op in zip([None, *block.ops], block.ops):
-        if op["op"] == "settle" and previous is not None and previous["op"] == "settle":
-            continue  # settled already: nothing came between
+        if op["op"] == "settle" and "name" not in op and previous is not None and previous["op"] == "settle":
+            continue  # settled already: nothing came between (a settle a claim names is kept)
         line = language.statement(op, helper)
         if not line:  # nothing to do in this language (a thread's linger where there are no threads)
             continue

@@ -10,7 +10,7 @@ from typing import Any
 
 from rstck.core.plugins import Profile
 from rstck.core.verdict import RuleViolation
-from rstck.rules.node_stream import chunks_of, rule as stream_rule
+from rstck.rules.node_stream import chunks_of, claim, since, rule as stream_rule
 
 EVENTS = ("data", "eof", "drain", "pause", "resume")
 METHODS = ("write", "close", "pause", "resume", "addListener")
@@ -35,10 +35,11 @@ def rule(rule_id: str):
 def jsgi_stream(streams: Any) -> Any:
     """A JSGI stream with the kit's handler on each of its events (addListener must exist: jsgi.methods.7)."""
     stream = streams.make("createJsgiStream", watch=False)
-    kinds = streams.members(stream, ("addListener",))
-    if kinds.get("addListener") != "function":
+    inspection = streams.inspect(stream, members=("addListener",))
+    if inspection.members.get("addListener") != "function":
         raise RuleViolation("jsgi.methods.7", f"{stream}.addListener(name, handler)", f"addListener is "
-                            f"{kinds.get('addListener')}")
+                            f"{inspection.members.get('addListener')}",
+                            claim=claim("members", inspection=inspection, flags=(), methods=("addListener",)))
     for event in EVENTS:
         streams.listen(stream, event, record=True, method="addListener")
     return stream
@@ -57,5 +58,5 @@ def expect_heard(streams: Any, rule: str, stream: Any, name: str, what: str, *, 
     found = heard(streams, stream, name, after)
     if not found:
         raise RuleViolation(rule, f"{name} {what}", f"no {name} event reached the handler (settled: the driver was "
-                            "idle)")
+                            "idle)", claim=claim("emitted", of=stream, name=name, kind="heard", after=since(after)))
     return found

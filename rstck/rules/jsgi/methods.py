@@ -4,7 +4,7 @@ scope and in order, pause() holds data back, resume() lets it through, addListen
 from __future__ import annotations
 
 from rstck.core.verdict import RuleViolation
-from rstck.rules.node_stream import expect_no_throw, expect_throw_after
+from rstck.rules.node_stream import claim, expect_no_throw, expect_throw_after
 from rstck.rules.jsgi import data_heard, expect_heard, heard, jsgi_stream, rule
 
 
@@ -33,7 +33,8 @@ def write_happens_after_the_current_scope(streams):
     early = [e for e in heard(streams, stream, "data") if outcome.inside(e)]
     if early:
         raise RuleViolation("jsgi.methods.2", "the write performed after the current scope",
-                            f"#{early[0].seq} data inside {outcome.text}")
+                            f"#{early[0].seq} data inside {outcome.text}",
+                            claim=claim("not_inside", of=stream, kind="heard", names=["data"], calls=[outcome]))
 
 
 @rule("jsgi.methods.3")
@@ -45,7 +46,8 @@ def writes_arrive_in_order(streams):
     expect_heard(streams, "jsgi.methods.3", stream, "data", "for the writes")
     if data_heard(streams, stream) != ["a", "b", "c"]:
         raise RuleViolation("jsgi.methods.3", "data 'a', 'b', 'c' in the order written",
-                            f"data {data_heard(streams, stream)!r}")
+                            f"data {data_heard(streams, stream)!r}",
+                            claim=claim("data", of=stream, kind="heard", chunks=["a", "b", "c"]))
 
 
 @rule("jsgi.methods.4")
@@ -56,7 +58,8 @@ def nothing_is_written_after_close(streams):
     streams.call(stream, "write", "x")
     streams.settle_or("jsgi.methods.4", "the stream to settle")
     if "x" in data_heard(streams, stream):
-        raise RuleViolation("jsgi.methods.4", "no data written after close()", "data 'x' was delivered")
+        raise RuleViolation("jsgi.methods.4", "no data written after close()", "data 'x' was delivered",
+                            claim=claim("data_without", of=stream, kind="heard", chunk="x"))
 
 
 @rule("jsgi.methods.5")
@@ -64,7 +67,8 @@ def pause_holds_data_back(streams):
     """jsgi.methods.5: pause(), then write('a'): no data event until resume()."""
     stream = _paused_after_a_write(streams, "jsgi.methods.5")
     if heard(streams, stream, "data"):
-        raise RuleViolation("jsgi.methods.5", "no data event while paused", f"data {data_heard(streams, stream)!r}")
+        raise RuleViolation("jsgi.methods.5", "no data event while paused", f"data {data_heard(streams, stream)!r}",
+                            claim=claim("silent", of=stream, kind="heard", names=["data"]))
     streams.call(stream, "resume")
     streams.settle()
 
@@ -73,7 +77,7 @@ def pause_holds_data_back(streams):
 def resume_lets_data_through(streams):
     """jsgi.methods.6: pause(), write('a'), settled, then resume(): data 'a' is delivered."""
     stream = _paused_after_a_write(streams, "jsgi.methods.6")
-    mark = streams.last_seq
+    mark = streams.mark()
     expect_no_throw("jsgi.methods.6", streams.call(stream, "resume"))
     expect_heard(streams, "jsgi.methods.6", stream, "data", "after resume()", after=mark)
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from rstck.core.verdict import RuleViolation
 from rstck.core.checks import untested
-from rstck.rules.node_stream import (destroyed_twice_at_once_does_nothing, destroyed_twice_does_nothing, expect_called, expect_no_throw,
-               expect_not_synchronous, expect_pipe_returns, expect_throw, pipe_destination, require_method, rule)
+from rstck.rules.node_stream import (claim, destroyed_twice_at_once_does_nothing, destroyed_twice_does_nothing,
+                                     expect_called, expect_no_throw, expect_not_synchronous, expect_pipe_returns,
+                                     expect_throw, pipe_destination, require_method, rule)
 
 untested("node.base.1", "guidance to the authors of subclasses about how they write their code; what a subclass "
                         "does is checked by the items of its kind")
@@ -42,7 +43,7 @@ def write_callback_is_asynchronous(streams):
     outcome = streams.call(stream, "write", "a", cb)
     expect_no_throw("node.base.3", outcome)
     calls = expect_called(streams, "node.base.4", cb, "after write('a', cb)")
-    expect_not_synchronous("node.base.4", calls, outcome, "the write callback")
+    expect_not_synchronous("node.base.4", calls, outcome, "the write callback", callback=cb)
 
 
 @rule("node.base.5")
@@ -69,7 +70,7 @@ def end_callback_is_asynchronous(streams):
     outcome = streams.call(stream, "end", None, cb)
     expect_no_throw("node.base.6", outcome)
     calls = expect_called(streams, "node.base.7", cb, "after end(null, cb)")
-    expect_not_synchronous("node.base.7", calls, outcome, "the end callback")
+    expect_not_synchronous("node.base.7", calls, outcome, "the end callback", callback=cb)
 
 
 @rule("node.base.8")
@@ -78,8 +79,10 @@ def flush_after_end_throws(streams):
     has one)."""
     stream = _base(streams)
     expect_no_throw("node.base.6", streams.call(stream, "end"))
-    if streams.members(stream, ("flush",)).get("flush") != "function":
-        raise RuleViolation("node.base.8", f"{stream}.flush() to throw after end()", f"{stream} has no flush()")
+    inspection = streams.inspect(stream, members=("flush",))
+    if inspection.members.get("flush") != "function":
+        raise RuleViolation("node.base.8", f"{stream}.flush() to throw after end()", f"{stream} has no flush()",
+                            claim=claim("members", inspection=inspection, flags=(), methods=("flush",)))
     expect_throw("node.base.8", streams.call(stream, "flush"), "after end()")
 
 
@@ -101,7 +104,7 @@ def flush_callback_is_asynchronous(streams):
     outcome = streams.call(stream, "flush", cb)
     expect_no_throw("node.base.9", outcome)
     calls = expect_called(streams, "node.base.10", cb, "after flush(cb)")
-    expect_not_synchronous("node.base.10", calls, outcome, "the flush callback")
+    expect_not_synchronous("node.base.10", calls, outcome, "the flush callback", callback=cb)
 
 
 @rule("node.base.11")

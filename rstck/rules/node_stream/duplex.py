@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from rstck.core.verdict import NotApplicable, RuleViolation
 from rstck.core.checks import untested
-from rstck.rules.node_stream import (destroyed_twice_at_once_does_nothing, destroyed_twice_does_nothing, expect_callback_called,
-               expect_callback_not_synchronous, expect_emitted, expect_no_throw, flag, rule)
+from rstck.rules.node_stream import (claim, destroyed_twice_at_once_does_nothing, destroyed_twice_does_nothing,
+                                     expect_callback_called, expect_callback_not_synchronous, expect_emitted,
+                                     expect_no_throw, rule, unless)
 
 untested("node.duplex.2", "addressed to the user of a duplex stream (which method to call), not to the stream")
 
@@ -23,12 +24,18 @@ def half_open_only_with_allow_half_open(streams):
     expect_no_throw("node.duplex.1", streams.call(stream, "end"))
     streams.settle_or("node.duplex.1", "end() to complete")
     gone = streams.events(stream, "destroy") + streams.events(stream, "close")
-    if gone or flag(streams, stream, "readable") is not True:
+    unless(streams, "events", of=stream, kind="emit", names=["destroy", "close"], at_least=1)
+    if gone:
         return
-    allowed = flag(streams, stream, "allowHalfOpen")
-    if allowed is not True:
+    readable = streams.read(stream, "readable")
+    unless(streams, "read_is_not", read=readable, value=True)
+    if readable.value is not True:
+        return
+    allowed = streams.read(stream, "allowHalfOpen")
+    if allowed.value is not True:
         raise RuleViolation("node.duplex.1", "allowHalfOpen true on a duplex that stays half open",
-                            f"still readable after end(), allowHalfOpen is {allowed!r}")
+                            f"still readable after end(), allowHalfOpen is {allowed.value!r}",
+                            claim=claim("flag", reads=[allowed], value=True))
 
 
 @rule("node.duplex.3")
@@ -36,11 +43,12 @@ def end_destroys_without_allow_half_open(streams):
     """node.duplex.3: with allowHalfOpen not true, end() leads to destroy once the queue is flushed: destroy is
     emitted and neither side stays readable or writable."""
     stream = _duplex(streams)
-    allowed = flag(streams, stream, "allowHalfOpen")
-    if allowed is True:
+    allowed = streams.read(stream, "allowHalfOpen")
+    unless(streams, "read_is", read=allowed, value=True)
+    if allowed.value is True:
         raise NotApplicable("the duplex has allowHalfOpen true: the item concerns one without it")
     expect_no_throw("node.duplex.3", streams.call(stream, "end"))
-    expect_emitted(streams, "node.duplex.3", stream, "destroy", f"after end() (allowHalfOpen is {allowed!r})")
+    expect_emitted(streams, "node.duplex.3", stream, "destroy", f"after end() (allowHalfOpen is {allowed.value!r})")
     _both_sides_shut(streams, "node.duplex.3", stream, "after end()")
 
 
@@ -54,14 +62,17 @@ def destroy_shuts_both_sides_at_once(streams):
     found = expect_emitted(streams, "node.duplex.4", stream, "destroy", "after destroy()")
     if not (outcome.inside(found[0]) or found[0].turn == outcome.turn):
         raise RuleViolation("node.duplex.4", "destroy emitted immediately", f"#{found[0].seq} in turn "
-                            f"{found[0].turn}, destroy() returned in turn {outcome.turn}")
+                            f"{found[0].turn}, destroy() returned in turn {outcome.turn}",
+                            claim=claim("at_once", of=stream, name="destroy", call=outcome))
     _both_sides_shut(streams, "node.duplex.4", stream, "after destroy()")
 
 
 def _both_sides_shut(streams, rule, stream, when):
-    open_sides = [side for side in ("readable", "writable") if flag(streams, stream, side) is True]
+    reads = {side: streams.read(stream, side) for side in ("readable", "writable")}
+    open_sides = [side for side, read in reads.items() if read.value is True]
     if open_sides:
-        raise RuleViolation(rule, f"both sides shut {when}", f"still {' and '.join(open_sides)}")
+        raise RuleViolation(rule, f"both sides shut {when}", f"still {' and '.join(open_sides)}",
+                            claim=claim("not_flag", reads=list(reads.values()), value=True))
 
 
 @rule("node.duplex.5")

@@ -36,7 +36,7 @@ def resume_emits_resume(streams):
     stream = _filter(streams)
     expect_no_throw("node.filter.4", streams.call(stream, "pause"))
     streams.settle()
-    mark = streams.last_seq
+    mark = streams.mark()
     expect_no_throw("node.filter.4", streams.call(stream, "resume"))
     expect_emitted(streams, "node.filter.4", stream, "resume", "after resume()", after=mark)
 

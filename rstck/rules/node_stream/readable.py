@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from rstck.core.verdict import NotApplicable, RuleViolation
 from rstck.core.checks import untested
-from rstck.rules.node_stream import (CHUNKS, chunks_of, destroyed_twice_at_once_does_nothing, destroyed_twice_does_nothing,
-               expect_call_emits, expect_emitted, expect_flag, expect_flag_false_once_destroyed, expect_members,
-               expect_no_throw, expect_not_before_last_data, expect_pipe_returns, instance_of_stream, new_readable,
-               new_writable, rule)
+from rstck.rules.node_stream import (CHUNKS, chunks_of, claim, destroyed_twice_at_once_does_nothing,
+                                     destroyed_twice_does_nothing, expect_call_emits, expect_emitted, expect_flag,
+                                     expect_flag_false_once_destroyed, expect_members, expect_no_throw,
+                                     expect_not_before_last_data, expect_pipe_returns, instance_of_stream, new_readable,
+                                     new_writable, rule, unless)
 
 untested("node.readable.7", "a permission about how pipe() is written; whatever a readable does, node.readable.9 "
                             "checks what its pipe() returns")
@@ -33,11 +34,13 @@ def _paused_at_first_chunk(streams, rule):
     stream = _flowing(streams, react=(("pause", ()),))
     streams.settle_or(rule, "the readable to settle after pause()")
     paused = streams.events(stream, "pause", kind="reaction")
+    unless(streams, "events", of=stream, kind="reaction", names=["pause"], at_most=0)
     if not paused:
         raise NotApplicable("the readable emitted no data event to pause at")
     if paused[0].thrown is not None:
         raise RuleViolation("node.readable.2", "pause() to be callable in a data listener",
-                            f"it threw {paused[0].thrown!r}")
+                            f"it threw {paused[0].thrown!r}",
+                            claim=claim("reaction_returned", of=stream, method="pause"))
     return stream, paused[0]
 
 
@@ -83,7 +86,8 @@ def pause_stops_data(streams):
     later = streams.events(stream, "data", after=paused.seq)
     if later:
         raise RuleViolation("node.readable.5", "no data event after pause()", f"#{later[0].seq} data "
-                            f"{chunks_of(later)!r} after pause() (#{paused.seq})")
+                            f"{chunks_of(later)!r} after pause() (#{paused.seq})",
+                            claim=claim("silent_after_reaction", of=stream, reaction="pause", name="data"))
     streams.call(stream, "resume")
     streams.settle()
 
@@ -94,10 +98,11 @@ def resume_restarts_data(streams):
     data events."""
     stream, paused = _paused_at_first_chunk(streams, "node.readable.6")
     emitted = chunks_of(streams.events(stream, "data"))
+    mark = streams.mark()
+    unless(streams, "events", of=stream, kind="emit", names=["data"], before=mark, at_least=len(CHUNKS))
     if len(emitted) >= len(CHUNKS):
         streams.note("every chunk was emitted already (node.readable.16 allows data while paused)")
         return
-    mark = streams.last_seq
     expect_no_throw("node.readable.6", streams.call(stream, "resume"))
     expect_emitted(streams, "node.readable.6", stream, "data", "after resume()", after=mark)
 
@@ -145,7 +150,7 @@ def destroy_twice_does_not_throw(streams):
     errors = streams.events(stream, "error")
     if errors:
         raise RuleViolation("node.readable.12", "no deleterious effect of a second destroy()", f"#{errors[0].seq} "
-                            f"error {errors[0].args!r}")
+                            f"error {errors[0].args!r}", claim=claim("silent", of=stream, kind="emit", names=["error"]))
 
 
 @rule("node.readable.13")
@@ -163,7 +168,8 @@ def data_carries_each_chunk(streams):
     expect_emitted(streams, "node.readable.14", stream, "data", "while flowing")
     emitted = chunks_of(streams.events(stream, "data"))
     if emitted != list(CHUNKS):
-        raise RuleViolation("node.readable.14", f"data events {list(CHUNKS)!r}", f"data events {emitted!r}")
+        raise RuleViolation("node.readable.14", f"data events {list(CHUNKS)!r}", f"data events {emitted!r}",
+                            claim=claim("data", of=stream, kind="emit", chunks=CHUNKS))
 
 
 @rule("node.readable.15")
@@ -173,7 +179,8 @@ def data_always_has_a_chunk(streams):
     streams.settle_or("node.readable.15", "the readable to flow to its end")
     for event in streams.events(stream, "data"):
         if not event.args or event.args[0] is None:
-            raise RuleViolation("node.readable.15", "data events with a chunk", f"#{event.seq} data{event.args!r}")
+            raise RuleViolation("node.readable.15", "data events with a chunk", f"#{event.seq} data{event.args!r}",
+                                claim=claim("data_has_chunk", of=stream))
 
 
 @rule("node.readable.17")
@@ -182,7 +189,7 @@ def end_after_the_last_chunk(streams):
     stream = _flowing(streams)
     ends = expect_emitted(streams, "node.readable.17", stream, "end", "once no more data will come")
     expect_not_before_last_data("node.readable.17", ends[0], streams.events(stream, "data"),
-                                "end after the last data event")
+                                "end after the last data event", stream=stream)
 
 
 @rule("node.readable.18")

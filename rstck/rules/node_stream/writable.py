@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from rstck.core.verdict import NotApplicable, RuleViolation
 from rstck.core.checks import untested
-from rstck.rules.node_stream import (HIGH_WATER_MARK, expect_call_emits, expect_callback_called, expect_callback_not_synchronous,
-               expect_called, expect_emitted, expect_flag, expect_flag_false_once_destroyed, expect_members,
-               expect_no_throw, expect_throw_after, instance_of_stream, require_method, rule, new_writable, text_of,
-               written_chunks)
+from rstck.rules.node_stream import (HIGH_WATER_MARK, claim, expect_call_emits, expect_callback_called,
+                                     expect_callback_not_synchronous, expect_called, expect_emitted, expect_flag,
+                                     expect_flag_false_once_destroyed, expect_members, expect_no_throw, expect_returned,
+                                     expect_throw_after, instance_of_stream, require_method, rule, new_writable, text_of,
+                                     unless, written_chunks)
 
 untested("node.writable.26", "the heading of a list whose one entry is close, node.writable.27, checked there")
 
@@ -50,12 +51,13 @@ def _drain_after_false(streams, rule):
     falses = [o for o in outcomes if o.ret is False]
     if not falses:
         raise NotApplicable("no write() returned false (node.writable.6 judges whether one had to)")
+    judged = claim("drain_after_false", of=stream, calls=outcomes, written=written)
     drains = expect_emitted(streams, rule, stream, "drain", f"after {falses[-1].text} returned false",
-                            after=falses[-1].seq - 1)
+                            after=falses[-1].seq - 1, judged=judged)
     last_written = streams.calls_of(written)
     if last_written and drains[-1].seq < last_written[-1].seq:
         raise RuleViolation(rule, "drain once the queue is emptied", f"the last drain (#{drains[-1].seq}) came before "
-                            f"the last chunk was written (#{last_written[-1].seq})")
+                            f"the last chunk was written (#{last_written[-1].seq})", claim=judged)
     return stream
 
 
@@ -71,7 +73,8 @@ def _returns_false_while_chunks_wait(streams, rule, method):
         streams.settle()
         raise NotApplicable(f"the writable had written every chunk by the time {method}() returned: no chunk waited")
     if last.ret is not False:
-        raise RuleViolation(rule, f"{method}() to return false while chunks wait", last.shown())
+        raise RuleViolation(rule, f"{method}() to return false while chunks wait", last.shown(),
+                            claim=claim("false_while_waiting", calls=outcomes, written=written, writes=2))
     streams.settle()
 
 
@@ -83,8 +86,7 @@ def _returns_true_on_an_empty_queue(streams, rule, method):
     outcome = streams.call(stream, method)
     expect_no_throw(rule, outcome)
     streams.settle()
-    if outcome.ret is not True:
-        raise RuleViolation(rule, f"{method}() to return true with an empty queue", outcome.shown())
+    expect_returned(rule, outcome, True, f"{method}() to return true with an empty queue")
 
 
 @rule("node.writable.1")
@@ -131,8 +133,7 @@ def first_write_returns_true(streams):
     stream, _ = new_writable(streams)
     outcome = streams.call(stream, "write", "a")
     expect_no_throw("node.writable.5", outcome)
-    if outcome.ret is not True:
-        raise RuleViolation("node.writable.5", f"{outcome.text} to return true", outcome.shown())
+    expect_returned("node.writable.5", outcome, True, f"{outcome.text} to return true")
     streams.settle()
 
 
@@ -145,7 +146,9 @@ def write_returns_false_once_the_queue_is_full(streams):
         waiting = _waiting(streams, written, outcomes, k, len(outcomes))
         if waiting > HIGH_WATER_MARK and outcome.ret is not False:
             raise RuleViolation("node.writable.6", f"write() to return false once more than {HIGH_WATER_MARK} "
-                                "chunks wait", f"{outcome.text} {outcome.shown()} with {waiting} chunks waiting")
+                                "chunks wait", f"{outcome.text} {outcome.shown()} with {waiting} chunks waiting",
+                                claim=claim("false_once_full", calls=outcomes, written=written,
+                                            high_water_mark=HIGH_WATER_MARK))
     streams.settle()
 
 
@@ -165,7 +168,8 @@ def write_callback_comes_once_written(streams):
     reported = [e for e in streams.calls_of(written) if e.args and text_of(e.args[0]) == "a"]
     if reported and calls[0].seq < reported[0].seq:
         raise RuleViolation("node.writable.8", "the callback once the chunk is completely written",
-                            f"#{calls[0].seq} called before 'a' was reported written (#{reported[0].seq})")
+                            f"#{calls[0].seq} called before 'a' was reported written (#{reported[0].seq})",
+                            claim=claim("called_after_written", callback=cb, written=written, chunk="a"))
 
 
 @rule("node.writable.9")
@@ -191,7 +195,8 @@ def end_writes_its_chunk(streams):
     streams.settle_or("node.writable.11", "'a' and 'b' to be written")
     chunks = written_chunks(streams, written)
     if chunks != ["a", "b"]:
-        raise RuleViolation("node.writable.11", "'a', then end()'s chunk 'b', written", f"written: {chunks!r}")
+        raise RuleViolation("node.writable.11", "'a', then end()'s chunk 'b', written", f"written: {chunks!r}",
+                            claim=claim("written", written=written, chunks=["a", "b"]))
 
 
 @rule("node.writable.12")
@@ -219,6 +224,7 @@ def a_second_end_calls_its_callback(streams):
     expect_callback_called(streams, "node.writable.12", stream, "end", (), "after end(cb)")
     second = streams.callback()
     outcome = streams.call(stream, "end", second)
+    unless(streams, "raised", call=outcome)
     if outcome.raised:
         streams.settle()
         streams.note(f"the second end() threw ({outcome.shown()}): it refused the call, so its callback is owed "
@@ -248,7 +254,8 @@ def drain_follows_a_false_end(streams):
     if end.ret is not False:
         streams.settle()
         raise NotApplicable(f"end() did not return false ({end.shown()})")
-    expect_emitted(streams, "node.writable.15", stream, "drain", "after end() returned false", after=end.seq - 1)
+    expect_emitted(streams, "node.writable.15", stream, "drain", "after end() returned false", after=end.seq - 1,
+                   judged=claim("drain_after_false", of=stream, calls=[end]))
 
 
 @rule("node.writable.16")
@@ -301,7 +308,8 @@ def flush_callback_comes_once_the_queue_is_empty(streams):
     reported = streams.calls_of(written)
     if len(reported) >= 2 and calls[0].seq < reported[1].seq:
         raise RuleViolation("node.writable.22", "the flush callback once the write queue is emptied",
-                            f"#{calls[0].seq} called before the last chunk was written (#{reported[1].seq})")
+                            f"#{calls[0].seq} called before the last chunk was written (#{reported[1].seq})",
+                            claim=claim("called_after_written", callback=cb, written=written, nth=2))
 
 
 @rule("node.writable.23")
@@ -319,8 +327,9 @@ def implements_drain_and_destroy(streams):
     destroy()."""
     stream, _, outcomes = _filled(streams, "node.writable.24", drain=True)
     if any(o.ret is False for o in outcomes):
-        expect_emitted(streams, "node.writable.24", stream, "drain", "after a write() returned false")
-    mark = streams.last_seq
+        expect_emitted(streams, "node.writable.24", stream, "drain", "after a write() returned false",
+                       judged=claim("drain_after_false", of=stream, calls=outcomes, anytime=True))
+    mark = streams.mark()
     expect_no_throw("node.writable.24", streams.call(stream, "destroy"))
     expect_emitted(streams, "node.writable.24", stream, "destroy", "after destroy()", after=mark)
 
