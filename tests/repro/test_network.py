@@ -13,7 +13,7 @@ from rstck.reports.repro import write_reproducers
 
 from ..network.mutant_servers import MUTANTS, RunningServer
 from ..network.test_client_checks import CASES, HANG_TIMEOUT_S, TIMEOUT_S, mutant
-from .helpers import assert_reproduces, rows_of
+from .helpers import EXIT_BROKEN, EXIT_KEPT, assert_reproduces, rows_of, run_script
 
 pytestmark = pytest.mark.network
 
@@ -58,9 +58,12 @@ def test_every_finding_of_a_mutant_client_has_a_reproducer_that_fails_it_and_pas
     made = write_reproducers(rows, tmp_path)
     if not made:
         pytest.skip(f"{case.mutant} has no failing finding (its item is {case.charged})")
-    if case.mutant in NO_SCRIPT_CLIENTS:  # a script written all the same must show its finding
-        assert [found.row["violated"] for found in made] == [NO_SCRIPT_CLIENTS[case.mutant]]
-        made = [found for found in made if found.path is not None or not found.reason]
+    if case.mutant in NO_SCRIPT_CLIENTS:  # a script written all the same shows its finding when the client's
+        assert [found.row["violated"] for found in made] == [NO_SCRIPT_CLIENTS[case.mutant]]  # schedule allows
+        for found in (found for found in made if found.path is not None):
+            assert any(run_script(found).returncode == EXIT_BROKEN for _ in range(3)), found.path
+            assert run_script(found, FIXED_CLIENT).returncode == EXIT_KEPT, found.path
+        return
     assert_each_reproduces(made, FIXED_CLIENT)
 
 
