@@ -172,7 +172,7 @@ def test_a_step_that_never_returns_is_charged_to_the_call_it_is_stuck_in():
     started = time.monotonic()
     report = run_machine(deadlocks, "publisher", seed=0, examples=100, steps=30, profile="rstck-default",
                          timeout_s=0.3)
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 30  # ended by the deadline, not by the step: a bound, however loaded the machine
     assert report.hung
     [finding] = report.findings
     assert (finding.kind, finding.rule, finding.timed_out, finding.shrunk) == ("violation", "3.2", True, False)
