@@ -571,8 +571,12 @@ def test_a_pool_thread_busy_when_the_check_begins_is_watched_when_it_takes_the_c
 
 
 def computing(started: threading.Event, seconds: float) -> None:
-    """Work that keeps a thread on the CPU for `seconds` (as a task of an earlier check does on a loaded machine)."""
+    """Work that keeps a thread busy for `seconds` (as a task of an earlier check does on a loaded machine).
+
+    It waits a moment between steps, so the kernel mostly shows it asleep: as it shows a thread that computes
+    but waits for the interpreter lock, which is what a loaded machine makes of every busy thread."""
     started.set()
     until = time.monotonic() + seconds
     while time.monotonic() < until:
-        pass
+        sum(range(1000))
+        time.sleep(0.0005)

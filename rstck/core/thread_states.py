@@ -17,10 +17,12 @@ import contextlib
 import dataclasses
 import gc
 import linecache
+import math
 import queue as queue_module
 import selectors
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -233,6 +235,40 @@ def _event_loop_state(loop: Any) -> ThreadState | None:
     if not whens:
         return PARKED
     return _timeout_state(max(0.0, min(whens) - loop.time()))
+
+
+# How much CPU time a thread had when the kit last saw it change, and when that was, kept on the
+# Thread object (idents are reused): a thread asleep across many checks is known to be so at once.
+_CPU_SEEN = "_rstck_cpu_seen"
+
+
+def off_cpu_s(thread: threading.Thread) -> float:
+    """For how long, as far as the kit has seen, a thread has had no CPU time: 0.0 when it had some since the
+    last look or is seen for the first time; infinite where the kernel does not tell (judged by its state alone).
+
+    A thread the kernel shows asleep may still be computing: waiting for the interpreter lock between
+    its steps, as every busy thread does on a loaded machine. Its CPU time, read at two moments, tells."""
+    now = time.monotonic()
+    cpu_ns = _cpu_time_ns(thread)
+    if cpu_ns is None:
+        return math.inf
+    seen = getattr(thread, _CPU_SEEN, None)
+    if seen is not None and seen[0] == cpu_ns:
+        return now - seen[1]
+    setattr(thread, _CPU_SEEN, (cpu_ns, now))
+    return 0.0
+
+
+def _cpu_time_ns(thread: threading.Thread) -> int | None:
+    """How long a thread has been on a CPU, in nanoseconds (the kernel's count); None if unknown."""
+    native_id = getattr(thread, "native_id", None)
+    if native_id is None or not sys.platform.startswith("linux"):
+        return None
+    try:
+        with open(f"/proc/self/task/{native_id}/schedstat", "rb") as schedstat:
+            return int(schedstat.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def _scheduler_state(thread: threading.Thread | None) -> str:

@@ -8,11 +8,16 @@ those threads instead, and settling waits until each has ended, is parked, or st
 
 from __future__ import annotations
 
+import sys
 import threading
 
 from rstck.core.kit_threads import is_kit_thread
 from rstck.core.process_end import note_implementation_threads
-from rstck.core.thread_states import ThreadState, live_idents, read_states
+from rstck.core.thread_states import ThreadState, live_idents, off_cpu_s, read_states
+
+# Longer than a busy thread waits for the interpreter lock (the switch interval, a few times over, as a
+# loaded machine stretches it): a thread from before off the CPU this long computes no more.
+OFF_CPU_S = 4 * sys.getswitchinterval()
 
 
 class ThreadWatch:
@@ -24,10 +29,12 @@ class ThreadWatch:
     the check (parked or ended, it holds nothing up), so each look examines only the others:
     a process full of idle threads left by earlier checks costs little per look.
 
-    A thread still running earlier work when the check began (a pool's worker finishing an earlier
+    A thread still busy with earlier work when the check began (a pool's worker finishing an earlier
     check's task, on a loaded machine) may take this check's work next without ever being seen parked:
-    settling waits while it runs (`busy_from_before`); once it parks it is one of the parked above,
-    and once it sleeps, waits for a timer or blocks it is none of the check's (a heartbeat, a reader).
+    settling waits while it computes (`busy_from_before`); once it parks it is one of the parked above,
+    and once it waits for a timer, or stays off the CPU longer than the interpreter lock takes to change
+    hands, it is none of the check's (a heartbeat, a reader). The kernel shows a busy thread asleep
+    whenever it waits for the interpreter lock, so "computes" is read from its CPU time, not its state.
     """
 
     def __init__(self) -> None:
@@ -35,19 +42,22 @@ class ThreadWatch:
         others = {t.ident: t for t in self._started_before if not is_kit_thread(t)}
         states = read_states(others)
         self._asleep = {ident: others[ident] for ident, state in states.items() if state.kind == "parked"}
-        self._running = {ident: others[ident] for ident, state in states.items() if state.kind == "running"}
+        self._busy = {ident: others[ident] for ident, state in states.items()
+                      if state.kind == "running" or state.kind == "blocked" and off_cpu_s(others[ident]) < OFF_CPU_S}
         self._chosen: dict[int, threading.Thread | None] = {}
 
     def busy_from_before(self) -> list[threading.Thread]:
-        """The threads running when the check began that run still (those the check has not come to watch)."""
-        if not self._running:
+        """The threads busy when the check began that compute still (those the check has not come to watch)."""
+        if not self._busy:
             return []
-        for ident, state in read_states(self._running).items():
+        for ident, state in read_states(self._busy).items():
             if state.kind == "parked":
-                self._asleep[ident] = self._running.pop(ident)
-            elif state.kind != "running" or ident in self._chosen:
-                del self._running[ident]
-        return list(self._running.values())
+                self._asleep[ident] = self._busy.pop(ident)
+            elif state.kind not in ("running", "blocked") or ident in self._chosen:
+                del self._busy[ident]
+            elif state.kind == "blocked" and off_cpu_s(self._busy[ident]) >= OFF_CPU_S:
+                del self._busy[ident]  # asleep or in I/O: not waiting for the interpreter lock
+        return list(self._busy.values())
 
     @property
     def started_before(self) -> frozenset[threading.Thread]:
@@ -85,3 +95,4 @@ class ThreadWatch:
     @staticmethod
     def states(threads: dict[int, threading.Thread | None]) -> dict[int, ThreadState]:
         return read_states(threads)
+
