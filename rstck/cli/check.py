@@ -121,7 +121,9 @@ def run_check_command(args: argparse.Namespace) -> int:
     for summary in outcome.fuzz:
         findings = summary["findings"]
         print(f"fuzz {summary['role']}: {summary['examples']} examples ({summary['steps']} steps) in "
-              f"{summary['duration_s']:.1f} s, {findings or 'no'} finding{'s' * (findings != 1)}")
+              f"{summary['duration_s']:.1f} s, {findings or 'no'} finding{'s' * (findings != 1)}"
+              + (f" (cut at its {summary['ceiling_s']:.0f} s bound: {summary['planned']} were planned)"
+                 if summary["ceiling_s"] is not None else ""))
     notes = list(outcome.notes) + allowance.messages()
     for note in notes:
         print(f"note: {escape_controls(note)}")

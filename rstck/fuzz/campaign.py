@@ -39,7 +39,6 @@ class Shard:
     timeout_s: float = DEFAULT_DEADLINE_S
     examples: int | None = None  # every example the shard runs, shrinking included; None: runs x per run
     time_s: float | None = None  # no example starts after this long; None: no bound on time
-    sure_runs: int = 0  # the first runs, whole whatever `time_s`: what they find does not depend on the load
     shrink_time_s: float = DEFAULT_SHRINK_TIME_S  # per run
     database: str | None = None  # example database directory; None: off
     replay_saved: bool = False  # the first run replays failures saved by earlier campaigns
@@ -61,6 +60,7 @@ class ShardOutcome:
     runs: int = 0
     duration_s: float = 0.0
     note: str = ""  # why the shard stopped before its seeds ran out
+    out_of_time: bool = False  # it reached its time bound (what was left of its budget did not run)
     left_behind: list[str] = dataclasses.field(default_factory=list)  # threads the target left running
 
     def as_data(self) -> dict[str, Any]:
@@ -158,8 +158,7 @@ def run_shard_on(target: Target, shard: Shard, *, progress: Progress | None = No
     until = None if shard.time_s is None else started + shard.time_s
     left = shard.examples  # shrinking draws on the same budget as generating
     for number, seed in enumerate(shard.seeds):
-        bound = None if number < shard.sure_runs else until
-        if bound is not None and time.monotonic() >= bound or left is not None and left <= 0:
+        if until is not None and time.monotonic() >= until or left is not None and left <= 0:
             break
         database = example_database(shard.database, target.name, shard.role,
                                     replay_saved=shard.replay_saved and number == 0)
@@ -167,7 +166,7 @@ def run_shard_on(target: Target, shard: Shard, *, progress: Progress | None = No
             recorder.seed = seed
         report = run_machine(target, shard.role, seed=seed, steps=shard.steps, profile=shard.profile,
                              examples=shard.examples_per_run if left is None else min(shard.examples_per_run, left),
-                             budget=left, until=bound, shrink_time_s=shard.shrink_time_s,
+                             budget=left, until=until, shrink_time_s=shard.shrink_time_s,
                              timeout_s=shard.timeout_s, database=database, blob=blob, shrink=shard.shrink,
                              recorder=recorder,
                              progress=(lambda e, s: progress("progress", (e, s))) if progress else None)
@@ -188,6 +187,7 @@ def run_shard_on(target: Target, shard: Shard, *, progress: Progress | None = No
             # The hung thread stays blocked inside the target; later runs could trip over it.
             outcome.note = f"stopped after a hang in seed {seed}"
             break
+    outcome.out_of_time = until is not None and time.monotonic() >= until
     outcome.duration_s = round(time.monotonic() - started, 6)
     return outcome
 
