@@ -11,7 +11,7 @@ from rstck.reports.repro import write_reproducers
 
 from ..test_zoo import CASES
 from ..zoo import race_publishers
-from .helpers import assert_reproduces, rows_of
+from .helpers import assert_reproduces, rows_of, run_script
 
 MUTANTS = [case for case in CASES if case.fails or case.warns]
 ZOO = "tests.repro.zoo_targets"
@@ -54,3 +54,19 @@ def test_every_finding_has_a_reproducer_that_fails_the_mutant_and_passes_a_fixed
             continue
         assert found.path is not None, f"{item} ({found.row['check']}): {found.reason}"
         assert_reproduces(found, f"{ZOO}:{fixed_version(case)}")
+
+
+def test_a_race_script_plays_its_scenario_three_times_before_it_says_the_sentence_is_kept(tmp_path):
+    """Observed under load: the kit's confirming run of the 2.7 race script did not show the race, so the finding
+    got no script. A scenario that holds a race window open is played up to three times, each in a fresh process,
+    before the script says the sentence is kept."""
+    target = load_target(f"{ZOO}:tops_up_from_a_timer")
+    made = [found for found in write_reproducers(rows_of(target, 1.5, rules="2.7"), tmp_path)
+            if "lingers" in found.row["check"]]
+    assert made and made[0].path is not None, [found.reason for found in made]
+    assert "attempts=3" in made[0].path.read_text()
+    kept = run_script(made[0], f"{ZOO}:tops_up_under_lock")
+    assert kept.returncode == 0, kept.stdout[-3000:]
+    assert [line for line in kept.stdout.splitlines() if "did not show in attempt" in line] == [
+        "the race did not show in attempt 1 of 3: again, in a fresh process",
+        "the race did not show in attempt 2 of 3: again, in a fresh process"]

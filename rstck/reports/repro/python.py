@@ -16,6 +16,9 @@ PROBE_DEFAULTS = {"dwell_s": 0.0, "fail_on_next": False, "timed": False, "linger
 SOURCE_DEFAULTS = {"elements": None, "fail_with": None, "dwell_s": 0.0, "second_subscription": False,
                    "linger_in_calls": False}
 BIG_INTS = {2**63 - 1: "2**63 - 1", 2**63: "2**63", 2**64: "2**64"}
+# How many times a script whose scenario holds a race window open (the kit lingers inside calls or signals, or calls
+# from a second thread) plays it before it says the sentence is kept.
+RACE_ATTEMPTS = 3
 
 
 def value(data: Any) -> str:
@@ -184,7 +187,8 @@ def render(evidence: dict[str, Any], *, header: str, target: str, rule: str) -> 
     config = (f"target={target!r}, rule={rule!r}, deadline_s={evidence['deadline_s']!r}, "
               f"responsiveness_bound_s={evidence['responsiveness_bound_s']!r}"
               + (", event_loop=True" if evidence.get("event_loop") else "")
-              + (f", factories={factories!r}" if factories else ""))
+              + (f", factories={factories!r}" if factories else "")
+              + (f", attempts={RACE_ATTEMPTS}" if "linger" in scenario or "on_second_thread" in scenario else ""))
     runtime = runtime_for(f"{scenario}\nmain(scenario)")
     return (f'#!/usr/bin/env python3\n"""{header}"""\n\n\n{scenario}\n\n\n{runtime}\n\n'
             f'if __name__ == "__main__":\n    main(scenario, {config})\n')
