@@ -63,8 +63,10 @@ def assert_caught_on_exactly(case: Mutant, results: list[Result]) -> None:
     errors = [r.message for r in results if r.verdict.value == "error"]
     assert not errors, "\n\n".join(errors)
     found = verdicts(results)
-    assert found["fail"] == case.fails
-    assert found["warn"] == case.warns
+    unexpected = [f"{r.rule} {r.check}: {r.verdict.value}\n{r.message}" for r in results
+                  if r.verdict.value in ("fail", "warn") and r.rule not in case.fails | case.warns]
+    assert found["fail"] == case.fails, "\n\n".join(unexpected) or found
+    assert found["warn"] == case.warns, "\n\n".join(unexpected) or found
 
 
 def assert_pytest_passes(pytester: Any, *args: str, at_least: int) -> None:
