@@ -26,11 +26,11 @@ from rstck.core.verdict import Verdict
 
 from .conformant.targets import (EXPECTED_WARNINGS, PROCESSOR_TARGETS, PUBLISHER_TARGETS, SUBSCRIBER_TARGETS,
                                  fresh)
+from .stability import stability_runs
 
 CONFORMANT = PUBLISHER_TARGETS + SUBSCRIBER_TARGETS + PROCESSOR_TARGETS
 REFERENCES = sorted(name for name, value in vars(reference_targets).items() if isinstance(value, Target))
-FUZZ_EXAMPLES = 200  # per role: a few hundred
-STABILITY_RUNS = 20
+FUZZ_EXAMPLES = 100  # per role, in seeded runs of 50: as many as `rstck check`'s fuzz phase runs by default
 REPO = pathlib.Path(__file__).resolve().parent.parent
 
 
@@ -88,11 +88,11 @@ def test_the_verdicts_are_the_same_in_every_run(name):
     # In a process of its own, as a user's run is: the idle threads other tests' implementations
     # left in this worker are no part of it.
     script = "import json, sys; from tests.test_conformant import verdict_runs; print(json.dumps(verdict_runs(*sys.argv[1:])))"
-    done = subprocess.run([sys.executable, "-c", script, name, str(STABILITY_RUNS)], cwd=REPO, capture_output=True,
+    done = subprocess.run([sys.executable, "-c", script, name, str(stability_runs())], cwd=REPO, capture_output=True,
                           text=True, timeout=600, env={**os.environ, "PYTHONPATH": str(REPO)})
     assert done.returncode == 0, done.stderr[-3000:]
     runs = json.loads(done.stdout.splitlines()[-1])
-    assert len(runs) == STABILITY_RUNS
+    assert len(runs) == stability_runs()
     for number, run in enumerate(runs, start=1):
         assert run["kit_faults"] == [] and run["unexpected"] == [], f"run {number}"
         assert run["verdicts"] == runs[0]["verdicts"], f"run {number} differs from run 1"
