@@ -168,3 +168,24 @@ def test_a_call_that_never_returns_is_charged_to_its_rule_by_deadline():
     result = run_check(check, target, timeout_s=0.3)
     assert time.monotonic() - started < 2
     assert (result.verdict, result.violated, result.timed_out) == (Verdict.FAIL, "1.9", True)
+
+
+def test_a_thread_busy_before_the_check_that_computes_no_more_leaves_no_mark_on_its_trace():
+    """A thread that computed just before a check began is watched while it may take the check's work; once it is
+    seen asleep it was no part of the check, and the trace says "(settled)" as it would without it: a fuzz
+    finding's replay compares traces exactly (observed: "(settled: threads-joined)" in a replay only)."""
+    asleep = threading.Event()
+
+    def computes_then_sleeps():
+        until = time.monotonic() + 0.05
+        while time.monotonic() < until:
+            pass
+        asleep.set()
+        time.sleep(30)
+
+    threading.Thread(target=computes_then_sleeps, daemon=True).start()
+    asleep.wait()
+    target = InProcessTarget(create_publisher=lambda n: IterablePublisher(range(n)))
+    [planned] = [p for p in plan(target, rules="3.9") if p.check.name == "request_zero_signals_on_error"]
+    row = run_check(planned.check, planned.target, timeout_s=5.0).row()
+    assert row["verdict"] == "pass" and "threads-joined" not in row["trace"], row["trace"]

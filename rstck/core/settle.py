@@ -180,8 +180,8 @@ class Settler:
             if kinds <= {"ended"}:
                 self._scan_trace()
                 more = self.threads.watched(self._signalling)
-                if not more.keys() - threads.keys():
-                    return "threads-joined", 0.0
+                if not more.keys() - threads.keys():  # none watched: the threads from before computed no more
+                    return ("threads-joined", 0.0) if threads else None
                 threads = more
                 continue
             changed = (len(self.trace), {i: s.where for i, s in states.items() if s.kind in ("blocked", "running")})
