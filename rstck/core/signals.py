@@ -14,6 +14,7 @@ import dataclasses
 import itertools
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 _get_ident = threading.get_ident
@@ -31,6 +32,20 @@ ERROR_SHOWN_CHARS = 120
 
 class Label(str):
     """Text that a trace shows as it is (a name such as sub#1), not as a repr."""
+
+
+class Deferred:
+    """Text that a trace shows as it is, made only if the trace is shown: what a long stream records per element
+    (a frame read off the wire) costs a tuple, not a formatted line. It must hold only plain data (no object
+    of the implementation's: a trace keeps nothing alive)."""
+
+    __slots__ = ("_make", "_args")
+
+    def __init__(self, make: Callable[..., str], *args: Any):
+        self._make, self._args = make, args
+
+    def __str__(self) -> str:
+        return self._make(*self._args)
 
 
 _CONTROL = {c: f"\\x{c:02x}" for c in range(32) if chr(c) not in "\n\t"} | {127: "\\x7f"}
@@ -91,8 +106,8 @@ def _keepable(value: object) -> bool:
 
 
 def kept_as(value: object) -> object:
-    """What a trace keeps of an argument: the value itself when small, else its short text."""
-    return value if _keepable(value) else Label(show(value))
+    """What a trace keeps of an argument: the value itself when small (or Deferred), else its short text."""
+    return value if _keepable(value) or type(value) is Deferred else Label(show(value))
 
 
 @dataclasses.dataclass(slots=True)

@@ -25,7 +25,7 @@ import time
 from typing import Any, Callable
 
 from rstck.core.evidence import EXPECTATION
-from rstck.core.signals import Label
+from rstck.core.signals import Deferred, Label
 from rstck.protocols.network.delivery import wait_until_read
 from rstck.protocols.network.recording import WIRE, Awaited, connection_name, operation
 from rstck.core.verdict import RuleViolation, TargetError
@@ -446,7 +446,8 @@ class WirePeer:
             self.sock.close()
 
     def _arrived(self, frame: Any) -> None:
-        self.note(f"<- {describe(frame)}")
+        # The hot path of a long stream: the line is made only if the trace is shown (frames are plain data).
+        self.session.trace.record_fast("wire", "", Deferred(_arrival_line, time.monotonic() - self.started, frame))
         if self.goodbye_received is not None:
             self.session.findings.violate("net.rstck.13", "nothing after the server's goodbye", describe(frame),
                                           claim=WIRE)
@@ -612,3 +613,7 @@ class WirePeer:
             return "no frame"
         shown = ", ".join(describe(f) for f in frames[-3:])
         return f"{len(frames)} frames, the last {shown}" if len(frames) > 3 else shown
+
+
+def _arrival_line(elapsed_s: float, frame: Any) -> str:
+    return f"{elapsed_s * 1000:8.1f} ms  <- {describe(frame)}"
