@@ -24,11 +24,12 @@ from typing import Any
 
 from rstck.protocols.network.connection import Connection, ThreadedConnection, connect_threaded, parse_url
 from rstck.core.settle import SettleOutcome, SettleTimeout, Settler
-from rstck.core.signals import Label, Trace
+from rstck.core.signals import Trace
 from rstck.core.target import ErrorNames, Target
 from rstck.core.kit_threads import mark_kit_thread
 from rstck.core.verdict import BadInput, RuleViolation, TargetError
-from rstck.protocols.network.wire import Cancel, Request, Subscribe, describe
+from rstck.protocols.network.wire import Cancel, Request, Subscribe
+from rstck.protocols.network.wire_log import log_frame
 from rstck.protocols.network.peer import (CLOSE_LINGER_S, QUIET_ROUND_TRIPS, QUIET_WINDOW_MAX_S, QUIET_WINDOW_MIN_S, Ledger, PeerClosed,
                    WirePeer, acknowledge_at_once, without_delays)
 
@@ -319,17 +320,13 @@ class FrameObserver:
             self.ledger.request(frame.subscriber, frame.demand)
         elif kind is Cancel:
             self.ledger.cancel(frame.subscriber)
-        self._log(f"-> {describe(frame)}")
+        log_frame(self.session.trace, self.started, "->", frame)
 
     def received(self, frame: Any) -> None:
         if getattr(frame, "subscriber", None) in self._barriers:
             return
-        self._log(f"<- {describe(frame)}")
+        log_frame(self.session.trace, self.started, "<-", frame)
         self.ledger.take(frame)
-
-    def _log(self, text: str) -> None:
-        elapsed_ms = (time.monotonic() - self.started) * 1000
-        self.session.trace.record("wire", "", (Label(f"{elapsed_ms:8.1f} ms  {text}"),))
 
 
 class _AcknowledgingReader:

@@ -25,9 +25,9 @@ import time
 from typing import Any, Callable
 
 from rstck.core.evidence import EXPECTATION
-from rstck.core.signals import Deferred, Label
 from rstck.protocols.network.delivery import wait_until_read
 from rstck.protocols.network.recording import WIRE, Awaited, connection_name, operation
+from rstck.protocols.network.wire_log import log_frame, log_text
 from rstck.core.verdict import RuleViolation, TargetError
 from rstck.protocols.network.wire import (DEFAULT_MAX_FRAME_BYTES, PROTOCOL_VERSION, Cancel, ClientHello,
                      FrameDecoder, Goodbye, OnComplete, OnError, OnNext, OnNextLastPart, OnNextPacked,
@@ -315,8 +315,7 @@ class WirePeer:
     # -- the wire log ------------------------------------------------------------------------------------------
 
     def note(self, text: str) -> None:
-        elapsed_ms = (time.monotonic() - self.started) * 1000
-        self.session.trace.record("wire", "", (Label(f"{elapsed_ms:8.1f} ms  {text}"),))
+        log_text(self.session.trace, self.started, text)
 
     # -- sending -----------------------------------------------------------------------------------------------
 
@@ -446,8 +445,7 @@ class WirePeer:
             self.sock.close()
 
     def _arrived(self, frame: Any) -> None:
-        # The hot path of a long stream: the line is made only if the trace is shown (frames are plain data).
-        self.session.trace.record_fast("wire", "", Deferred(_arrival_line, time.monotonic() - self.started, frame))
+        log_frame(self.session.trace, self.started, "<-", frame)
         if self.goodbye_received is not None:
             self.session.findings.violate("net.rstck.13", "nothing after the server's goodbye", describe(frame),
                                           claim=WIRE)
@@ -613,7 +611,3 @@ class WirePeer:
             return "no frame"
         shown = ", ".join(describe(f) for f in frames[-3:])
         return f"{len(frames)} frames, the last {shown}" if len(frames) > 3 else shown
-
-
-def _arrival_line(elapsed_s: float, frame: Any) -> str:
-    return f"{elapsed_s * 1000:8.1f} ms  <- {describe(frame)}"

@@ -35,6 +35,7 @@ from rstck.protocols.network.wire import (PROTOCOL_VERSION, Cancel, ClientHello,
                      encode, encode_raw)
 from rstck.protocols.network.peer import QUIET_WINDOW_MAX_S, SIGNALS, UNBOUNDED, PeerClosed, Silent, StreamState, WirePeer
 from rstck.protocols.network.recording import WIRE, Awaited, as_data
+from rstck.protocols.network.wire_log import log_frame
 
 REQUEST_ZERO_MESSAGE = "3.9: request(n) with n <= 0 is illegal"
 
@@ -418,7 +419,7 @@ class ServingPeer(WirePeer):
         self._refuse(str(fault))
 
     def _arrived(self, frame: Any) -> None:
-        self.note(f"<- {describe(frame)}")
+        log_frame(self.session.trace, self.started, "<-", frame)
         self.inbox.append(frame)
         if self.goodbye_received is not None:
             self.session.findings.violate("net.rstck.13", "nothing from the client after its goodbye", describe(frame),
