@@ -23,7 +23,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         code = args.run(args)
         if argv is None:  # the command, not a test calling main(): threads a target left must not keep it alive
-            end_process(code, lambda text: print(text, file=sys.stderr))
+            end_process(code, lambda text: print(text, file=sys.stderr), finalize=getattr(args, "finalize", True))
         return code
     except BadInput as exc:
         print(f"rstck: {escape_controls(str(exc))}", file=sys.stderr)

@@ -106,6 +106,7 @@ def run_check_command(args: argparse.Namespace) -> int:
                    profile=args.profile)
     observer = _CheckObserver(allowlist, args.results, listing=args.list)
     outcome = supervise(run, observer, in_process=args.in_process, fuzz_phase=run_fuzz_phase)
+    args.finalize = args.in_process  # only then did this process hold the target (rstck.core.process_end)
     if args.list:
         for info in outcome.checks:
             print(f"{info['rule']:<8} {info['level']:<11} {info['role']:<12} {info['check']}")
@@ -115,7 +116,7 @@ def run_check_command(args: argparse.Namespace) -> int:
     allowlist.names.add(outcome.target)
     selected = {item.id for item in load_catalog().select(args.rules, args.profile)} if args.rules else None
     allowance = allowlist.allowance(rows, selected=selected)
-    verdicts = item_verdicts(rows, args.rules)
+    verdicts = item_verdicts(rows, args.rules, untested_by_spec=outcome.untested)
     _print_table(verdicts)
     _print_evidence(rows)
     for summary in outcome.fuzz:

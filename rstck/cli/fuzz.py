@@ -33,8 +33,9 @@ if TYPE_CHECKING:
 EXIT_CLEAN, EXIT_VIOLATED = 0, 1
 MAX_EXAMPLES, MAX_STEPS, MAX_JOBS, MAX_SHARDS = 10**9, 10_000, 256, 100_000
 MAX_DURATION_S = 7 * 24 * 3600.0
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h)?\s*$")
-_TOKEN = re.compile(r"^(\d+)(?::([A-Za-z0-9+/=]+))?$")
+# Compiled when used (re keeps them), not when the `rstck` parser is built.
+_DURATION = r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h)?\s*$"
+_TOKEN = r"^(\d+)(?::([A-Za-z0-9+/=]+))?$"
 # A terminal gets a live line; a log (CI) gets a line this often.
 LOG_PROGRESS_EVERY_S = 10.0
 
@@ -182,7 +183,7 @@ def _options(args: argparse.Namespace) -> _Options:
 
 
 def _replay(args: argparse.Namespace, options: _Options) -> int:
-    match = _TOKEN.match(args.replay)
+    match = re.match(_TOKEN, args.replay)
     if not match:
         raise BadInput(f"--replay {args.replay!r}: write it as SEED or SEED:BLOB, as printed by a fuzz run")
     if len(options.roles) > 1:
@@ -295,7 +296,7 @@ class _ProgressLine:
 
 
 def _duration(option: str, text: str) -> float:
-    match = _DURATION.match(text)
+    match = re.match(_DURATION, text)
     if not match or float(match.group(1)) <= 0:
         raise BadInput(f"{option} {text!r}: write a positive duration such as 90s, 5m or 1h")
     return seconds(option, float(match.group(1)) * {"s": 1, "m": 60, "h": 3600, None: 1}[match.group(2)],

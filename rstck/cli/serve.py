@@ -8,14 +8,13 @@ import re
 from typing import Any
 
 from rstck.core.verdict import BadInput
-from rstck.protocols.network import RESERVED_PREFIX
 
-# The server, asyncio and msgpack are imported when `serve` runs, not when the `rstck` parser is built:
-# every rstck command pays for what is imported here.
+# The server, asyncio and msgpack, the protocol's reserved names, even the patterns below, are imported or
+# compiled when `serve` runs, not when the `rstck` parser is built: every rstck command pays for what is done here.
 
 DEFAULT_LISTEN = "127.0.0.1:9000"
-_LISTEN = re.compile(r"(?:\[(?P<ipv6>[^\]]+)\]|(?P<host>[^:\[\]]+)):(?P<port>[0-9]{1,5})")
-_PUBLISHER = re.compile(r"(?P<name>[^=]+)=(?P<module>[\w.]+):(?P<factory>[\w.]+)")
+_LISTEN = r"(?:\[(?P<ipv6>[^\]]+)\]|(?P<host>[^:\[\]]+)):(?P<port>[0-9]{1,5})"
+_PUBLISHER = r"(?P<name>[^=]+)=(?P<module>[\w.]+):(?P<factory>[\w.]+)"
 
 
 def add_serve_command(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -35,7 +34,7 @@ def add_serve_command(commands: argparse._SubParsersAction) -> argparse.Argument
 
 
 def parse_listen(text: str) -> tuple[str, int]:
-    match = _LISTEN.fullmatch(text)
+    match = re.fullmatch(_LISTEN, text)
     if not match or int(match["port"]) > 65535:
         raise BadInput(f"--listen {text!r}: expected HOST:PORT with a port from 0 to 65535, "
                        f"e.g. 127.0.0.1:9000 or [::1]:9000")
@@ -43,7 +42,9 @@ def parse_listen(text: str) -> tuple[str, int]:
 
 
 def load_publisher(text: str) -> tuple[str, Any]:
-    match = _PUBLISHER.fullmatch(text)
+    from rstck.protocols.network import RESERVED_PREFIX
+
+    match = re.fullmatch(_PUBLISHER, text)
     if not match:
         raise BadInput(f"--publisher {text!r}: expected NAME=MODULE:FACTORY, e.g. mine=mypkg.pubs:make")
     name, module_name = match["name"], match["module"]

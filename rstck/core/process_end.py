@@ -33,11 +33,17 @@ def left_behind() -> list[threading.Thread]:
     return [t for t in {*list(_seen), *pool_threads} if t.is_alive() and not t.daemon and t is not me]
 
 
-def end_process(code: int, say: Any) -> None:
+def end_process(code: int, say: Any, *, finalize: bool = True) -> None:
     """End the process now if the implementations left threads behind that would keep it from ending
-    (as test runners do when they must): name them through `say`, flush, and exit with `code`."""
+    (as test runners do when they must): name them through `say`, flush, and exit with `code`. Without
+    `finalize` (a process that never held an implementation: its files are closed, nothing of it is left to
+    tear down), end it now in any case: the interpreter's finalization of the kit's modules costs a run more
+    than its check does (benchmarks/startup.py)."""
     stuck = left_behind()
     if not stuck:
+        if not finalize:
+            flush_std_streams()
+            os._exit(code)
         return
     names = ", ".join(sorted(t.name for t in stuck)[:8]) + (", …" if len(stuck) > 8 else "")
     say(f"rstck: {len(stuck)} thread{'s' * (len(stuck) != 1)} left behind by the implementations under test "

@@ -1,7 +1,8 @@
 """Checks in a supervised worker process (rstck/execution/worker.py): the kit survives its target.
 
-`rstck check`: the command's own process (the supervisor) never imports the target. It asks a worker to load the
-target and plan its checks, then for each check in turn, and last for the fuzz phase; each row is handed on as it
+`rstck check`: the command's own process (the supervisor) never imports the target, nor the checks. It asks a worker
+to load the target and plan its checks (the plan also says which selected items the planned profiles declare
+untested, for the table), then for each check in turn, and last for the fuzz phase; each row is handed on as it
 arrives. If the worker dies in a check (the target calls `os._exit`, a C extension crashes, the OOM killer), that
 check gets an error row naming the call it was in, and the remaining checks run in a fresh worker, which loads
 and plans the target again. On Linux the worker is forked from the supervisor (which has imported little and
@@ -61,7 +62,7 @@ class PlannedRun:
 
     def perform(self, job: tuple, tell: Callable[[tuple], None]) -> tuple[Any, list[str]]:
         from rstck.core.verdict import BadInput
-        from rstck.execution.plan import planned_info, unserved
+        from rstck.execution.plan import planned_info, unserved, untested_by_spec
 
         if job[0] == "plan":
             tell(("begin",))  # loading is this job's work: a death in it is the target's, not a worker's between jobs
@@ -72,6 +73,7 @@ class PlannedRun:
             run = self.run
             return ("plan", {"target": self._target.name, "fuzz_phase": self._target.fuzz_phase,
                              "skipped": unserved(self._target, rules=run.rules, profile=run.profile),
+                             "untested": untested_by_spec(self._target, rules=run.rules, profile=run.profile),
                              "checks": [planned_info(p) for p in self._planned]}), []
         self._load(prepare=True)  # a fresh worker, after another died or retired: as the first one did
         if job[0] == "check":
@@ -115,6 +117,7 @@ class Supervised:
 
     target: str = ""
     skipped: dict[str, int] = dataclasses.field(default_factory=dict)
+    untested: dict[str, dict[str, str]] = dataclasses.field(default_factory=dict)  # plan.untested_by_spec
     checks: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     rows: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     fuzz: list[dict[str, Any]] = dataclasses.field(default_factory=list)
@@ -164,6 +167,7 @@ def _plan(worker: Worker | InThisProcess, run: CheckRun, outcome: Supervised, ob
     if kind == "bad_input":
         raise BadInput(info)
     outcome.target, outcome.skipped, outcome.checks = info["target"], info["skipped"], info["checks"]
+    outcome.untested = info["untested"]
     return info["fuzz_phase"]
 
 

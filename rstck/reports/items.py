@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from rstck.execution.plan import untested_items
@@ -25,14 +26,16 @@ class ItemVerdict:
     rows: list[dict[str, Any]]  # the rows charged to the item, then those another item's finding stopped
 
 
-def item_verdicts(rows: list[dict[str, Any]], rules: str | None = None) -> dict[str, ItemVerdict]:
+def item_verdicts(rows: list[dict[str, Any]], rules: str | None = None, *,
+                  untested_by_spec: Mapping[str, Mapping[str, str]] | None = None) -> dict[str, ItemVerdict]:
     """Each item's verdict and one-line reason: catalogue items in catalogue order, then items of rows
     this catalogue does not know (a later profile's), in the order first seen.
 
     A finding counts for the item it is charged to (a 1.1 violation seen by a 3.9 check is 1.1's). An item
     whose checks passed but one of which was stopped by another item's finding is `blocked`: that check
     could not decide it. An item with no check of its own run, but charged by another, shows that charge.
-    Items declared untested show in every section a row was seen in.
+    Items declared untested show in every section a row was seen in; `untested_by_spec` is what the run's
+    planning already found of them (rstck.execution.plan.untested_by_spec), read afresh for the specs it lacks.
     """
     charged: dict[str, list[dict[str, Any]]] = {}
     blocked: dict[str, list[dict[str, Any]]] = {}
@@ -51,8 +54,9 @@ def item_verdicts(rows: list[dict[str, Any]], rules: str | None = None) -> dict[
     catalog = load_catalog()
     sections = {(row["spec"], catalog[row["rule"]].section if row["rule"] in catalog else row["section"])
                 for row in rows if row["rule"]}
-    untested = {item.id: reason for item, reason in untested_items(rules, specs={spec for spec, _ in sections})
-                if (item.spec, item.section) in sections}
+    untested = {item_id: reason for item_id, reason in _declared_untested(rules, {spec for spec, _ in sections},
+                                                                          untested_by_spec or {}).items()
+                if (catalog[item_id].spec, catalog[item_id].section) in sections}
     order = [item.id for item in catalog.items] + [i for i in {**charged, **blocked} if i not in catalog]
     verdicts: dict[str, ItemVerdict] = {}
     first_error: dict[str, str] = {}
@@ -65,6 +69,15 @@ def item_verdicts(rows: list[dict[str, Any]], rules: str | None = None) -> dict[
                 reason = reason if seen == item_id else f"the same error as {seen}"
             verdicts[item_id] = ItemVerdict(verdict, reason, found + stopped)
     return verdicts
+
+
+def _declared_untested(rules: str | None, specs: set[str],
+                       known: Mapping[str, Mapping[str, str]]) -> dict[str, str]:
+    declared = {item_id: reason for spec in specs & known.keys() for item_id, reason in known[spec].items()}
+    missing = specs - known.keys()
+    if missing:  # importing check modules is costly: only for what the caller could not say
+        declared.update((item.id, reason) for item, reason in untested_items(rules, specs=missing))
+    return declared
 
 
 def severity(verdict: str) -> int:
