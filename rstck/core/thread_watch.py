@@ -43,7 +43,7 @@ class ThreadWatch:
         states = read_states(others)
         self._asleep = {ident: others[ident] for ident, state in states.items() if state.kind == "parked"}
         self._busy = {ident: others[ident] for ident, state in states.items()
-                      if state.kind == "running" or state.kind == "blocked" and off_cpu_s(others[ident]) < OFF_CPU_S}
+                      if state.kind == "running" or (state.kind == "blocked" and off_cpu_s(others[ident]) < OFF_CPU_S)}
         self._chosen: dict[int, threading.Thread | None] = {}
 
     def busy_from_before(self) -> list[threading.Thread]:
@@ -95,4 +95,3 @@ class ThreadWatch:
     @staticmethod
     def states(threads: dict[int, threading.Thread | None]) -> dict[int, ThreadState]:
         return read_states(threads)
-
