@@ -288,6 +288,28 @@ class IgnoresCancelOfInfinite(ReferenceServer):
             super()._cancel(stream_id)
 
 
+class ParksACancelledStream(IgnoresCancelOfInfinite):
+    """Takes the cancel of a stream of rstck/infinite for a lower priority, not a stop: the stream is written only
+    while no stream that is not cancelled is open, so it goes quiet as long as another flows, and comes back once
+    that one ends (1.8). A cancel with no other stream open is a stop."""
+
+    def _cancel(self, stream_id):
+        parked = self.__dict__.setdefault("parked", set())
+        if self.names.get(stream_id) == "rstck/infinite" and self._others_open(stream_id):
+            parked.add(stream_id)
+        else:
+            super(IgnoresCancelOfInfinite, self)._cancel(stream_id)
+
+    def _others_open(self, stream_id):
+        return any(other != stream_id and other not in self.__dict__.get("parked", ()) for other in self._streams)
+
+    async def _write_turn(self, stream):
+        if stream.id in self.__dict__.get("parked", ()) and self._others_open(stream.id):
+            await asyncio.sleep(0.001)  # its turn passes; the pump comes back to it
+            return
+        await super()._write_turn(stream)
+
+
 class AcceptsInvalidUtf8(ReferenceServer):
     """Reads a str that is not valid UTF-8 with replacement characters instead of answering the fault (rstck.3)."""
 
@@ -389,6 +411,7 @@ MUTANTS = [
     ServerCase("streams on after goodbye", StreamsOnAfterGoodbye, "net.closing.3", "fail"),
     ServerCase("ignores cancel of an unbounded stream", IgnoresCancelOfInfinite, "3.12", "fail"),
     ServerCase("ignores cancel of one of two unbounded streams", IgnoresCancelOfInfinite, "1.8", "fail"),
+    ServerCase("parks a cancelled stream while another flows", ParksACancelledStream, "1.8", "fail"),
     ServerCase("accepts invalid UTF-8", AcceptsInvalidUtf8, "net.rstck.3", "fail"),
     ServerCase("dies on a reset", DiesOnAReset, "net.closing.1", "warn"),
     ServerCase("packs without an element size", PacksWithoutElementSize, "net.rstck.3", "fail", rules="net.packed.2"),

@@ -768,6 +768,22 @@ class ServerConnection(Wire):
                 break
         self.say(f"(no element of stream {stream_id} for {window * 1000:.0f} ms, twice: it has stopped)")
 
+    def expect_still_stopped(self, stream_id, after_id, rule):
+        """Once `after_id` is cancelled too and has stopped, `stream_id`, judged stopped while it flowed, stays
+        stopped: elements of it that come back and are still arriving at the deadline break `rule`."""
+        stream = self.stream(stream_id)
+        judged = stream.after_cancel
+        try:
+            self.expect_stopped(after_id, rule)
+            self.expect_stopped(stream_id, rule)
+        except Broken:
+            if stream.after_cancel == judged:
+                self.say(f"(the deadline came first; nothing of stream {stream_id} arrived since it had stopped)")
+                return
+            raise Broken(rule, f"stream {stream_id} to stay stopped once stream {after_id} was cancelled",
+                         f"{stream.after_cancel - judged} more elements of stream {stream_id} after it had stopped "
+                         f"while stream {after_id} flowed, still arriving at the deadline") from None
+
     def quiet_for(self, stream, window, rule):
         seen, changed = stream.after_cancel, time.monotonic()
         while time.monotonic() - changed < window:

@@ -82,6 +82,32 @@ def expect_stopped(peer: WirePeer, stream_id: int, rule: str) -> None:
         _stopped(peer, stream_id, rule)
 
 
+def expect_still_stopped(peer: WirePeer, stream_id: int, after_id: int, rule: str) -> None:
+    """After `expect_stopped` judged stream `stream_id` stopped while stream `after_id` still flowed, and the kit
+    cancelled that one too: once it has stopped, the first stays stopped. Quiet windows alone cannot tell a stopped
+    stream from one the server only put behind another that flows; with nothing else left to serve, such a server
+    sends the first again now. A finding only if elements of the first come back and are still arriving at the
+    deadline; a deadline that cuts the wait while nothing of the first came back leaves the verdict to
+    `expect_stopped`'s (a loaded machine may take seconds to read what the second had on its way)."""
+    with peer.recorded("expect_still_stopped", stream=stream_id, after=after_id, rule=rule):
+        stream = peer.stream(stream_id)
+        judged = stream.after_cancel
+        try:
+            _stopped(peer, after_id, rule)
+            _stopped(peer, stream_id, rule)
+        except RuleViolation as violation:
+            if not violation.timed_out:
+                raise
+            if stream.after_cancel == judged:
+                peer.note(f"the deadline came first; nothing of stream {stream_id} arrived since it was judged "
+                          "stopped")
+                return
+            raise RuleViolation(rule, f"stream {stream_id} to stay stopped once stream {after_id} was cancelled",
+                                f"{stream.after_cancel - judged} more elements of stream {stream_id} after it had "
+                                f"stopped while stream {after_id} flowed, still arriving at the deadline",
+                                timed_out=True, claim=EXPECTATION) from None
+
+
 def _stopped(peer: WirePeer, stream_id: int, rule: str) -> None:
     stream = peer.stream(stream_id)
     window = min(max(peer.quiet_window(), 2 * stream.longest_gap_s), QUIET_WINDOW_MAX_S)

@@ -7,7 +7,8 @@ from __future__ import annotations
 from rstck.core.verdict import NotApplicable, RuleViolation, Unsupported
 from rstck.protocols.network.wire import INT64_MAX, Cancel, Goodbye, OnComplete, OnError, Request, Subscribe
 from rstck.core.checks import rule, untested
-from rstck.rules.network.server import connect, expect_goodbye, expect_stopped, flowing, served_claim
+from rstck.rules.network.server import (connect, expect_goodbye, expect_still_stopped, expect_stopped, flowing,
+                                       served_claim)
 
 untested("net.core.1", "rstck's side publishes nothing: a server that subscribes to the kit is answered with "
                        "subscribed and onError (net.rstck.11), and whether a server subscribes is its own choice")
@@ -249,7 +250,8 @@ def cancel_stops_an_unbounded_stream(wire):
 @rule("1.8")
 def a_cancelled_stream_stops_while_another_flows(wire):
     """1.8 over the wire: two streams of rstck/infinite with demand 2**63-1 on one connection; the first,
-    cancelled, stops being signalled (`expect_stopped`) while the second goes on."""
+    cancelled, stops being signalled (`expect_stopped`) while the second goes on, and stays stopped once the
+    second is cancelled too and stops (`expect_still_stopped`)."""
     peer = connect(wire)
     peer.quiet_window()  # measured before the flows, which would otherwise lengthen the round trip
     cancelled, going_on = flowing(peer), flowing(peer)
@@ -259,3 +261,4 @@ def a_cancelled_stream_stops_while_another_flows(wire):
     peer.send(Cancel(cancelled))
     expect_stopped(peer, cancelled, "1.8")
     peer.send(Cancel(going_on))
+    expect_still_stopped(peer, cancelled, going_on, "1.8")
