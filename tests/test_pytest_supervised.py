@@ -148,3 +148,17 @@ def test_a_worker_that_died_before_its_check_began_is_replaced_and_the_check_ask
     assert (row["rule"], row["check"], row["verdict"]) == ("3.9", planned.check.name, "pass")
     assert worker.notes == [f"the worker process ended (exit 5) while no check was running; 3.9 {planned.check.name} "
                             "ran in a fresh one"]
+
+
+def test_a_supervisor_killed_outright_leaves_no_file_of_its_workers_behind(tmp_path):
+    # The worker keeps the call it is in where the supervisor can read it after the target killed the worker; a
+    # forked worker shares that memory anonymously, so a supervisor that is itself killed leaves nothing in /tmp.
+    code = ("import os, signal\n"
+            "from rstck.execution.worker import Worker\n"
+            "worker = Worker(lambda job, tell: (None, []), method='fork')\n"
+            "worker.run('job', label='a job', watchdog_s=None)\n"
+            "os.kill(os.getpid(), signal.SIGKILL)\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, env={**os.environ, "TMPDIR": str(tmp_path)},
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == -9, done.stderr
+    assert sorted(path.name for path in tmp_path.iterdir()) == []

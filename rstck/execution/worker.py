@@ -58,11 +58,12 @@ class KitBroke(Exception):
 
 class CallStatus:
     """A few hundred bytes of shared memory where the worker keeps the call it is in: all that is left
-    to read when the target kills the process."""
+    to read when the target kills the process. Anonymous (`path` None) for a forked worker, which inherits the
+    mapping and leaves no file behind however its supervisor ends; a spawned worker maps the file at `path`."""
 
-    def __init__(self, path: str):
-        self._file = open(path, "r+b")  # noqa: SIM115 - lives as long as the process that maps it
-        self._map = mmap.mmap(self._file.fileno(), STATUS_BYTES)
+    def __init__(self, path: str | None):
+        self._file = None if path is None else open(path, "r+b")  # noqa: SIM115 - lives as long as its map
+        self._map = mmap.mmap(-1 if self._file is None else self._file.fileno(), STATUS_BYTES)
 
     def write(self, text: str) -> None:
         data = text.encode("utf-8", "replace")[:STATUS_BYTES - 1]
@@ -71,9 +72,10 @@ class CallStatus:
     def read(self) -> str:
         return self._map[:STATUS_BYTES].split(b"\0", 1)[0].decode("utf-8", "replace")
 
-    def close(self) -> None:
+    def close(self) -> None:  # idempotent: a worker may be closed twice
         self._map.close()
-        self._file.close()
+        if self._file is not None:
+            self._file.close()
 
 
 def _new_status_file() -> str:
@@ -126,7 +128,7 @@ class Worker:
         self._method = method or ("fork" if sys.platform.startswith("linux") else "spawn")
         self._name = name
         self._job_name = job_name
-        self._status_path = _new_status_file()
+        self._status_path = None if self._method == "fork" else _new_status_file()
         self._status = CallStatus(self._status_path)
         self._process: Any = None
         self._requests: Any = None
@@ -208,8 +210,8 @@ class Worker:
         if self._process is not None:
             self._stop(kill=self.busy)
         self._job = None
-        if os.path.exists(self._status_path):
-            self._status.close()
+        self._status.close()
+        if self._status_path is not None and os.path.exists(self._status_path):
             os.unlink(self._status_path)
 
     # -- the process ----------------------------------------------------------------------------------
@@ -228,9 +230,9 @@ class Worker:
         requests, self._requests = context.Pipe(duplex=False)
         self._events, events = context.Pipe(duplex=False)
         self._status.write("")  # nothing a worker before this one was in
+        status = self._status if self._status_path is None else self._status_path  # forked: the map is inherited
         self._process = context.Process(target=_serve, name=self._name, daemon=True,
-                                        args=(requests, events, (self._requests, self._events), self._status_path,
-                                              self._perform))
+                                        args=(requests, events, (self._requests, self._events), status, self._perform))
         _ctrl_c_blocked(True)  # a Ctrl-C as the worker starts is the supervisor's, never a crash of the worker
         try:
             self._process.start()
@@ -312,14 +314,14 @@ class InThisProcess:
 # -- in the worker process -------------------------------------------------------------------------------------
 
 
-def _serve(requests: Any, events: Any, parent_ends: tuple, status_path: str, perform: Perform) -> None:
+def _serve(requests: Any, events: Any, parent_ends: tuple, status: str | CallStatus, perform: Perform) -> None:
     """A worker process: run the jobs asked for until told to stop (or until one leaves threads busy), then say
     which threads the target left running and end without waiting for them."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the supervisor's; any interrupt here is the target's
     _ctrl_c_blocked(False)
     code = 0
     try:
-        _serve_jobs(requests, events, parent_ends, status_path, perform)
+        _serve_jobs(requests, events, parent_ends, status, perform)
     except BaseException:  # noqa: BLE001 - the kit broke: say so, then end like any worker
         try:
             events.send(("crash", traceback.format_exc()))
@@ -333,13 +335,13 @@ def _serve(requests: Any, events: Any, parent_ends: tuple, status_path: str, per
         os._exit(code)  # threads the target left behind must not keep the worker alive
 
 
-def _serve_jobs(requests: Any, events: Any, parent_ends: tuple, status_path: str, perform: Perform) -> None:
+def _serve_jobs(requests: Any, events: Any, parent_ends: tuple, status: str | CallStatus, perform: Perform) -> None:
     for connection in parent_ends:  # else the supervisor's end of the requests would never read as closed here
         connection.close()
     from rstck.core import calls as calls_module
     from rstck.core.process_end import left_behind
 
-    status = CallStatus(status_path)
+    status = status if isinstance(status, CallStatus) else CallStatus(status)  # forked: the supervisor's own map
     calls_module.CALL_STATUS = status.write
     while True:
         try:
