@@ -12,7 +12,8 @@ import threading
 from typing import Any
 
 from rstck.reference.network.server import ReferenceServer, _Fault, serve, shut_down
-from rstck.protocols.network.wire import Goodbye, OnComplete, OnNextLastPart, OnNextPart, Request, ServerHello, Subscribed, encode_raw
+from rstck.protocols.network.wire import (Goodbye, OnComplete, OnNextLastPart, OnNextPart, Request, ServerHello, Subscribe,
+                                         Subscribed, encode_raw)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -190,6 +191,26 @@ class StrictIds(ReferenceServer):
         if type(frame) is Request and frame.subscriber not in self._streams and self._hello_received:
             raise _Fault(f"request for unknown id {frame.subscriber}")
         return super()._handle(frame)
+
+
+class CompletesAgainOnALateRequest(ReferenceServer):
+    """Answers a request for a stream that completed with onComplete again: its subscription was not taken for
+    cancelled (1.6); over the wire that is a signal after the terminal one (1.7)."""
+
+    def _handle(self, frame):
+        completed = self.__dict__.setdefault("completed", set())
+        if type(frame) is Request and frame.subscriber in completed:
+            self._write(OnComplete(frame.subscriber))
+            self._flush()
+            return False
+        if type(frame) is Subscribe:
+            completed.discard(frame.subscriber)  # the id is reused
+        return super()._handle(frame)
+
+    def _write(self, frame):
+        if type(frame) is OnComplete:
+            self.__dict__.setdefault("completed", set()).add(frame.subscriber)
+        super()._write(frame)
 
 
 class GoodbyeForUnknownNames(ReferenceServer):
@@ -402,6 +423,7 @@ MUTANTS = [
     ServerCase("ignores request(0), through the client", IgnoresRequestZero, "3.9", "fail"),
     ServerCase("demand overflow", OverflowingDemand, "net.rstck.8", "fail"),
     ServerCase("strict ids", StrictIds, "net.rstck.9", "fail"),
+    ServerCase("completes again on a late request", CompletesAgainOnALateRequest, "1.7", "fail", rules="net.rstck.9"),
     ServerCase("goodbye for unknown names", GoodbyeForUnknownNames, "net.rstck.11", "fail"),
     ServerCase("replaces open ids", ReplacesOpenIds, "net.rstck.12", "fail"),
     ServerCase("talks after goodbye", TalksAfterGoodbye, "net.rstck.13", "fail"),

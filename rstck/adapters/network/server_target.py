@@ -43,6 +43,8 @@ BARRIER = "rstck/empty"  # the publisher whose subscribe and onComplete make the
 NOT_OBSERVABLE = {
     "1.3": "signals reach the subscriber through the kit's client, one at a time; the server's frames are "
            "ordered by the connection (net.transport.3)",
+    "1.6": "a request or cancel after the stream's terminal signal is dropped by the kit's client; the server's "
+           "side of it is net.rstck.9 (and a signal after the terminal one, 1.7, is checked on every frame)",
     "1.10": "each subscribe over the wire carries a fresh subscriber id, made by the kit's client",
     "3.2": "request from within on_next is a request frame over the wire; the server cannot call back into it",
     "3.3": "over the wire there is no synchronous recursion between subscriber and publisher",

@@ -158,14 +158,14 @@ class Ledger:
                 self.violate("net.core.3", "only ids the kit's subscribes gave", f"{describe(frame)}: the kit never "
                              f"subscribed with id {frame.subscriber}")
             return
+        if stream.terminal:  # a cancel the kit made after it crosses nothing
+            self.violate("1.7", "no signal after the stream's terminal signal",
+                         f"{describe(frame)} after {stream.terminal} of stream {stream.id}")
+            return
         if stream.cancelled:
             if type(frame) in ELEMENTS and type(frame) is not OnNextPart:
                 stream.after_cancel += frame.count if type(frame) is OnNextPacked else 1
             return  # sent before the cancel arrived: it may cross it (1.8, net.rstck.10)
-        if stream.terminal:
-            self.violate("1.7", "no signal after the stream's terminal signal",
-                         f"{describe(frame)} after {stream.terminal} of stream {stream.id}")
-            return
         kind = type(frame)
         if kind is Subscribed:
             if stream.subscribed:

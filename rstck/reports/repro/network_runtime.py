@@ -583,13 +583,13 @@ class ServerConnection(Wire):
             if frame[1] not in self.used_ids:
                 violate("net.core.3", "only ids of the script's subscribes", f"{describe(frame)}: never subscribed")
             return
+        if stream.terminal:  # a cancel made after it crosses nothing
+            violate("1.7", "no signal after the stream's terminal signal", f"{describe(frame)} after {stream.terminal}")
+            return
         if stream.cancelled:
             if kind in ELEMENTS and kind != 10:
                 stream.after_cancel += frame[2] if kind == 9 else 1
             return  # it may cross the cancel
-        if stream.terminal:
-            violate("1.7", "no signal after the stream's terminal signal", f"{describe(frame)} after {stream.terminal}")
-            return
         if kind == 5:
             if stream.subscribed:
                 violate("1.9", "one subscribed per subscribe", f"a second {describe(frame)}")
