@@ -1,6 +1,7 @@
 """Spark-backed targets get reproducers as in-process targets do: every finding of each Spark mutant
-(tests/spark/mutants.py) gets a script that starts a Spark session of its own, with pyspark alone (rstck hidden
-from it), exits 1 against the mutant naming the broken item, and 0 against the mutant's fixed version.
+(tests/spark/mutants.py) gets a script that starts a Spark session of its own with pyspark alone (rstck hidden
+from it, on the master $RSTCK_SPARK_MASTER names), exits 1 against the mutant naming the broken item, and 0
+against the mutant's fixed version.
 
 The checks run in this process, on its one Spark session (as every Spark test's); each script run starts a JVM of
 its own, which is what a standalone script costs: so the scripts are written unconfirmed, and this test makes the
@@ -62,10 +63,11 @@ def test_every_finding_of_a_spark_mutant_has_a_standalone_reproducer(mutant, tmp
         assert found.path is not None, f"{item} ({found.row['check']}): {found.reason}"
         script = found.path.read_text()
         assert "session=spark_session" in script and not re.search(r"^\s*(import|from) rstck\b", script, re.M)
-        broken = run_script(found, env={"PYTHONPATH": without_rstck})
+        # Against the mutant, on the master $RSTCK_SPARK_MASTER names (as rstck's own session honours it).
+        broken = run_script(found, env={"PYTHONPATH": without_rstck, "RSTCK_SPARK_MASTER": "local[1]"})
         assert broken.returncode == EXIT_BROKEN and f"BROKEN {item}:" in broken.stdout, \
             f"{found.path} against {mutant.name}:\n{broken.stdout[-3000:]}{broken.stderr[-2000:]}"
-        assert "a Spark session, local[*]" in broken.stdout
+        assert "(a Spark session, local[1], started in" in broken.stdout
         kept = run_script(found, f"{TARGETS}:{mutant.fixed}")
         assert kept.returncode == EXIT_KEPT, \
             f"{found.path} against {mutant.fixed}:\n{kept.stdout[-3000:]}{kept.stderr[-2000:]}"

@@ -98,11 +98,12 @@ class SparkTarget(InProcessTarget):
 
         # The user's own factories, which take the session first: a reproducer imports them (when they have names
         # of their own) and hands them a session it starts itself.
-        self._takes_session: dict[str, Callable[..., Any]] = {}
+        self._takes_session: dict[Callable[..., Any], Callable[..., Any]] = {}  # what the kit calls -> the user's
 
         def with_session(factory: Callable[..., Any] | None) -> Callable[..., Any] | None:
             if factory is None:
                 return None
+
             def handed(*args: Any) -> Any:
                 return factory(self.spark, *args)
 
