@@ -153,12 +153,14 @@ class Target:
     def loop(self) -> asyncio.AbstractEventLoop:
         return self._require_session("loop").loop
 
-    def _require_session(self, what: str) -> Session:
+    def _require_session(self, what: str, no_script: str = "") -> Session:
+        """The session of the check this thread serves, whose `what` the implementation uses: no reproducer can be
+        made of it (`no_script` says why, when the adapter knows better)."""
         session = self._by_thread.get(threading.current_thread()) or self._active
         if session is None:
             raise RuntimeError(f"target.{what} exists only while a check runs: use it inside a factory")
-        session.evidence.cannot(f"the implementation uses the kit's target.{what}, which exists only while a check "
-                                "runs")
+        session.evidence.cannot(no_script or f"the implementation uses the kit's target.{what}, which exists only "
+                                "while a check runs")
         return session
 
     def __repr__(self) -> str:

@@ -20,14 +20,15 @@ def rows_of(target: Any, timeout_s: float, rules: str | None = None) -> list[dic
     return [run_check(p.check, p.target, timeout_s=timeout_s).row() for p in plan(target, rules=rules)]
 
 
-def run_script(found: Reproducer, *target: str) -> subprocess.CompletedProcess:
-    """Run a reproducer (against its own target, or the one named)."""
-    return run_script_file(found.path, *target, language=language_of(found.row["loaded_as"]))
+def run_script(found: Reproducer, *target: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Run a reproducer (against its own target, or the one named; `env`: what to change of the environment)."""
+    return run_script_file(found.path, *target, language=language_of(found.row["loaded_as"]), env=env)
 
 
-def run_script_file(path: Any, *target: str, language: str = "python") -> subprocess.CompletedProcess:
+def run_script_file(path: Any, *target: str, language: str = "python",
+                    env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([*LANGUAGES[language].command(path), *target], capture_output=True, text=True, cwd=ROOT,
-                          timeout=RUN_TIMEOUT_S, env={**os.environ, "PYTHONPATH": ROOT})
+                          timeout=RUN_TIMEOUT_S, env={**os.environ, "PYTHONPATH": ROOT, **(env or {})})
 
 
 def assert_reproduces(found: Reproducer, fixed: str) -> None:

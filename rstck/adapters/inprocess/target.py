@@ -98,16 +98,16 @@ class InProcessTarget(Target):
     def new_publisher(self, session: Session, n: int) -> Any:
         if self.create_publisher is None:
             return super().new_publisher(session, n)
-        return _made(session, f"create_publisher({n})", "publisher", self.create_publisher, n)
+        return _made(self, session, f"create_publisher({n})", "publisher", self.create_publisher, n)
 
     def new_failed_publisher(self, session: Session) -> Any:
         if self.create_failed_publisher is None:
             return super().new_failed_publisher(session)
-        return _made(session, "create_failed_publisher()", "publisher", self.create_failed_publisher)
+        return _made(self, session, "create_failed_publisher()", "publisher", self.create_failed_publisher)
 
     def new_subscriber(self, session: Session) -> Any:
         if self.create_subscriber is not None:
-            return _made(session, "create_subscriber()", "subscriber", self.create_subscriber)
+            return _made(self, session, "create_subscriber()", "subscriber", self.create_subscriber)
         if self.create_whitebox_subscriber is not None:
             return self.new_whitebox_subscriber(session, session.observer())
         return super().new_subscriber(session)
@@ -115,13 +115,18 @@ class InProcessTarget(Target):
     def new_whitebox_subscriber(self, session: Session, observer: ProbeObserver) -> Any:
         if self.create_whitebox_subscriber is None:
             return super().new_whitebox_subscriber(session, observer)
-        return _made(session, "create_whitebox_subscriber(observer)", "subscriber",
+        return _made(self, session, "create_whitebox_subscriber(observer)", "subscriber",
                      self.create_whitebox_subscriber, observer)
 
     def new_processor(self, session: Session) -> Any:
         if self.create_processor is None:
             return super().new_processor(session)
-        return _made(session, "create_processor()", "processor", self.create_processor)
+        return _made(self, session, "create_processor()", "processor", self.create_processor)
+
+    def scripted_factory(self, name: str, factory: Callable[..., Any]) -> Any:
+        """What a reproducer calls for the factory `name` (`factory`, which the kit called): imported by its own name
+        when it has one (rstck/core/evidence.py, `importable_name`)."""
+        return factory
 
     def invoke(self, session: Session, function: Callable[..., Any], args: tuple) -> Any:
         # Code that never imported asyncio cannot look for a running loop: a plain call (and asyncio stays
@@ -152,7 +157,8 @@ _NESTED_LOOP_MESSAGES = ("cannot be called from a running event loop", "Cannot r
                          "This event loop is already running")
 
 
-def _made(session: Session, call: str, role: str, factory: Callable[..., Any], *args: Any) -> Any:
+def _made(target: InProcessTarget, session: Session, call: str, role: str, factory: Callable[..., Any],
+          *args: Any) -> Any:
     """Call a factory; what it raises or returns instead of a `role` is the target's fault, not a rule's."""
     try:
         with session.calls.underway(call, "", call.split("(")[0]):  # a factory that never returns: a target error
@@ -168,7 +174,8 @@ def _made(session: Session, call: str, role: str, factory: Callable[..., Any], *
     if made is None or missing:
         what = "None" if made is None else f"{show(made)}, which has no {', '.join(missing)}"
         raise TargetError(f"{call} returned {what}: not a {role}")
-    session.evidence.made(made, call.split("(")[0], args, role, by=factory)
+    name = call.split("(")[0]
+    session.evidence.made(made, name, args, role, by=target.scripted_factory(name, factory))
     return made
 
 

@@ -31,6 +31,10 @@ if TYPE_CHECKING:
 
 __all__ = ["SparkTarget"]
 
+# Why a publisher of create_dataframe gets no reproducer: it is the kit's own.
+NO_SCRIPT_OF_DATAFRAMES = ("the publisher is rstck's DataFramePublisher (create_dataframe), which a script cannot use "
+                           "without rstck: give create_publisher(spark, n) to get reproducers")
+
 
 def _range(spark: SparkSession, n: int) -> DataFrame:
     return spark.range(n)
@@ -92,8 +96,19 @@ class SparkTarget(InProcessTarget):
         self._scratch_numbers = itertools.count(1)
         self._scratch_by_session: dict[int, list[str]] = {}
 
+        # The user's own factories, which take the session first: a reproducer imports them (when they have names
+        # of their own) and hands them a session it starts itself.
+        self._takes_session: dict[Callable[..., Any], Callable[..., Any]] = {}  # what the kit calls -> the user's
+
         def with_session(factory: Callable[..., Any] | None) -> Callable[..., Any] | None:
-            return None if factory is None else (lambda *args: factory(self.spark, *args))
+            if factory is None:
+                return None
+
+            def handed(*args: Any) -> Any:
+                return factory(self.spark, *args)
+
+            self._takes_session[handed] = factory
+            return handed
 
         def published(factory: Callable[..., DataFrame] | None) -> Callable[..., Any] | None:
             if factory is None:
@@ -102,8 +117,12 @@ class SparkTarget(InProcessTarget):
             # is published by the reference DataFramePublisher.
             from rstck.reference.spark import DataFramePublisher
 
-            return lambda *args: DataFramePublisher(factory(self.spark, *args), executor=self.executor,
-                                                    job_timeout_s=self.job_timeout_s)
+            def publisher(*args: Any) -> Any:
+                executor = self._require_session("executor", NO_SCRIPT_OF_DATAFRAMES).executor
+                return DataFramePublisher(factory(self.spark, *args), executor=executor,
+                                          job_timeout_s=self.job_timeout_s)
+
+            return publisher
 
         super().__init__(
             create_publisher=published(create_dataframe) or with_session(create_publisher),
@@ -140,7 +159,12 @@ class SparkTarget(InProcessTarget):
             self.prepare()  # under pytest, the first check starts it (before its deadline runs)
         except SparkUnavailable:
             pass  # each factory then raises it: an error verdict, never the rule's fault
-        return super().open_session(deadline_s)
+        session = super().open_session(deadline_s)
+        session.evidence.settings["spark"] = self.master or ""  # a reproducer starts a session on this master
+        return session
+
+    def scripted_factory(self, name: str, factory: Callable[..., Any]) -> Any:
+        return self._takes_session.get(factory, factory)
 
     def scratch_path(self, name: str = "out") -> str:
         """A path that does not exist yet, removed (with what was written there) when the check ends."""

@@ -186,14 +186,24 @@ def render(evidence: dict[str, Any], *, header: str, target: str, rule: str) -> 
     scenario = "def scenario(target):\n" + "\n".join(INDENT + line if line else "" for line in lines)
     makes = [op for op in evidence["ops"] if op["op"] == "make"]
     factories = {op["factory"]: op["importable"] for op in makes} if all("importable" in op for op in makes) else {}
+    spark = (evidence.get("settings") or {}).get("spark")  # the Spark master the target names ("": the default)
     config = (f"target={target!r}, rule={rule!r}, deadline_s={evidence['deadline_s']!r}, "
               f"responsiveness_bound_s={evidence['responsiveness_bound_s']!r}"
               + (", event_loop=True" if evidence.get("event_loop") else "")
               + (f", factories={factories!r}" if factories else "")
-              + (f", attempts={RACE_ATTEMPTS}" if _races(scenario, rule) else ""))
-    runtime = runtime_for(f"{scenario}\nmain(scenario)")
+              + (f", attempts={RACE_ATTEMPTS}" if _races(scenario, rule) else "")
+              + (", session=spark_session" if spark is not None else "")
+              + (f", spark_master={spark!r}" if spark else ""))
+    runtime = runtime_for(f"{scenario}\nmain(scenario, {config})")
+    header += SPARK_SESSION if spark is not None else ""
     return (f'#!/usr/bin/env python3\n"""{header}"""\n\n\n{scenario}\n\n\n{runtime}\n\n'
             f'if __name__ == "__main__":\n    main(scenario, {config})\n')
+
+
+# What a Spark target's script says of the session its factories are handed (their first argument).
+SPARK_SESSION = ("\nIts factories are handed a Spark session first, as the target hands them one: the script starts it\n"
+                 "(or gets the one running) with pyspark as your code would, on the target's master, else\n"
+                 "$RSTCK_SPARK_MASTER, else an embedded local[*]; it needs pyspark and Java, and no cluster.\n")
 
 
 def _races(scenario: str, rule: str) -> bool:

@@ -19,7 +19,7 @@ LINGER_BOUND_S = 0.25  # the longest a recorder lingers inside a signal (the rac
 EXIT_KEPT, EXIT_BROKEN, EXIT_CANNOT_RUN = 0, 1, 2
 # What the scenario says of itself (main's arguments): the target it was written for, the rule, the check's deadline.
 _config = {"target": "", "rule": "", "deadline_s": 5.0, "responsiveness_bound_s": 0.25, "event_loop": False,
-           "factories": {}, "attempts": 1}
+           "factories": {}, "attempts": 1, "session": None, "spark_master": ""}
 _loop = []  # the event loop the scenario's calls run in, for an implementation that lives on one (asyncio)
 
 _lock = threading.RLock()
@@ -1175,11 +1175,54 @@ def _imported(spec):
 
 
 class _Factories:
-    """The target's factories, each imported by its own name: the implementation alone, not the target's module."""
+    """The target's factories, each imported by its own name: the implementation alone, not the target's module.
+    Given a session (Spark's), each is handed it first, as the target hands it."""
 
-    def __init__(self, factories):
+    def __init__(self, factories, session=None):
         for factory, spec in factories.items():
-            setattr(self, factory, _imported(spec))
+            imported = _imported(spec)
+            setattr(self, factory, imported if session is None else _handed(session, imported))
+
+
+def _handed(session, factory):
+    return lambda *args: factory(session, *args)
+
+
+# How long a Spark session may take to start (a JVM; longer on a loaded machine, or registering with a cluster).
+SPARK_START_S = 120.0
+
+
+def spark_session():
+    """The Spark session the factories are handed, got as the implementation's own code gets one: the master the
+    target names, else $RSTCK_SPARK_MASTER, else an embedded local[*]. Its start is bounded (SPARK_START_S)."""
+    master = _config["spark_master"] or os.environ.get("RSTCK_SPARK_MASTER") or "local[*]"
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # executors run this Python
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    builder = (SparkSession.builder.master(master).appName("rstck reproducer").config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false"))
+    if master.startswith("local"):  # an embedded session talks to nobody
+        builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
+    started, outcome = time.monotonic(), {}
+
+    def start():
+        try:
+            session = builder.getOrCreate()
+            session.sparkContext.setLogLevel("ERROR")
+            session.range(1).collect()  # the first job loads most of Spark's code: paid here, not in a deadline
+            outcome["session"] = session
+        except BaseException as exc:  # noqa: BLE001 - said below: the script cannot run
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=start, name="spark-start", daemon=True)
+    thread.start()
+    thread.join(SPARK_START_S)
+    if "session" not in outcome:
+        why = f"raised {show(outcome['error'])}" if "error" in outcome else f"did not start within {SPARK_START_S:g} s"
+        raise CannotRun(f"the Spark session ({master}) {why}")
+    _config["spark_master"], _config["spark_start_s"] = master, time.monotonic() - started
+    return outcome["session"]
 
 
 def main(scenario, **config):
@@ -1187,11 +1230,20 @@ def main(scenario, **config):
     _config.update(config)
     given = sys.argv[1] if len(sys.argv) > 1 else ""
     spec = given or _config["target"]
+    session = None
+    if _config["session"] is not None:  # before the baseline of threads: the session's own are not the implementation's
+        try:
+            session = _config["session"]()
+        except BaseException as exc:  # noqa: BLE001 - no session (no pyspark, no Java): the script cannot run
+            if not isinstance(exc, CannotRun):
+                traceback.print_exc()
+            print(f"\ncannot run: {exc if isinstance(exc, CannotRun) else 'no Spark session: ' + show(exc)}")
+            sys.exit(EXIT_CANNOT_RUN)
     try:
         # Named on the command line: that target's factories; else the factories themselves, where each has a name
         # of its own, or the target's module.
         if _config["factories"] and not given:
-            target, spec = _Factories(_config["factories"]), ", ".join(_config["factories"].values())
+            target, spec = _Factories(_config["factories"], session), ", ".join(_config["factories"].values())
         else:
             target = _imported(spec)
     except BaseException:  # noqa: BLE001 - whatever stops the import, the script cannot run
@@ -1208,6 +1260,8 @@ def main(scenario, **config):
     _kit_threads.add(watchdog)
     watchdog.start()
     print(f"reproducing {_config['rule']} against {spec}\n")
+    if session is not None:
+        print(f"(a Spark session, {_config['spark_master']}, started in {_config['spark_start_s']:.1f} s)\n")
     try:
         scenario(target)
     except Stop:
