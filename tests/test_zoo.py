@@ -40,3 +40,16 @@ def test_caught_on_exactly_its_items(case: Case):
     assert found[Verdict.WARN] == case.warns
     assert case.unsupported <= found[Verdict.UNSUPPORTED]
     assert case.passes <= found[Verdict.PASS] - found[Verdict.UNSUPPORTED]
+
+
+def test_a_subscriber_at_an_earlier_ones_address_is_met_in_every_run():
+    """Observed: the id-keyed publisher passed one run of the suite, when no later probe happened to get an earlier
+    one's address. Each run now makes subscribers that do, and its trace says how many."""
+    mutant, conformant = (next(case for case in CASES if case.name == name)
+                          for name in ("remembers_subscriber_ids", "baseline"))
+    for case, verdict in ((mutant, Verdict.FAIL), (conformant, Verdict.PASS)):
+        checks = [p for p in plan(case.target, rules="1.9") if p.check.name == "subscribers_in_a_row_each_get_on_subscribe"]
+        for _ in range(20):
+            result = run_check(checks[0].check, checks[0].target, timeout_s=case.timeout_s)
+            assert result.verdict is verdict, result.trace
+    assert "3 of the subscribers came at an earlier one's address" in result.trace

@@ -132,8 +132,8 @@ class Session:
         """A kit publisher to drive a subscriber under test (manual unless given `elements`)."""
         return ProbePublisher(self, self.labels.fresh("source"), **options)
 
-    def probe(self, **options: Any) -> ProbeSubscriber:
-        probe = ProbeSubscriber(self, self.labels.fresh("probe"), **options)
+    def probe(self, kind: type[ProbeSubscriber] = ProbeSubscriber, **options: Any) -> ProbeSubscriber:
+        probe = kind(self, self.labels.fresh("probe"), **options)
         self.ends.probes.add(probe)
         return probe
 

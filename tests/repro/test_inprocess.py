@@ -23,12 +23,9 @@ WITHOUT = {
     ("concurrent_requests", "2.7"): "uses the kit's target.executor",
     ("latest_slot", "2.11"): "uses the kit's target.loop",
     ("swallows_subscriber_error", "2.13.surfaced"): "not one a reproducer can express",
-    # CPython handing a later subscriber an earlier one's address is the kit's luck: a script keeps its recorders
+    # the kit lets go of each subscriber so that CPython hands the next one its address; a script keeps its recorders
     ("remembers_subscriber_ids", "1.9"): "did not show the finding",
 }
-# Of those, the findings whose replay shows them now and then, by the same luck: the kit keeps the script when its
-# confirming run happened to show the finding.
-SHOWN_BY_LUCK = {("remembers_subscriber_ids", "1.9")}
 
 
 def fixed_version(case) -> str:
@@ -53,9 +50,7 @@ def test_every_finding_has_a_reproducer_that_fails_the_mutant_and_passes_a_fixed
     for found in made:
         item = found.row["violated"] or found.row["rule"]
         if (case.name, item) in WITHOUT:
-            kept_by_luck = found.path is not None and (case.name, item) in SHOWN_BY_LUCK
-            assert kept_by_luck or (found.path is None and WITHOUT[case.name, item] in found.reason), \
-                (found.path, found.reason)
+            assert found.path is None and WITHOUT[case.name, item] in found.reason, (found.path, found.reason)
             continue
         assert found.path is not None, f"{item} ({found.row['check']}): {found.reason}"
         assert_reproduces(found, f"{ZOO}:{fixed_version(case)}")
