@@ -98,3 +98,25 @@ def test_a_check_that_ends_in_time_is_never_abandoned():
     result = _run(target, "1.5")
     assert result.verdict is Verdict.PASS, result.message
     assert target.abandoned == []
+
+
+def test_outside_a_check_target_executor_and_loop_are_plain_ones_so_the_same_factories_work():
+    """A reproducer calls the user's factories with no check running: target.executor is then a plain thread pool
+    and target.loop the loop running on the calling thread."""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    target = InProcessTarget(create_publisher=lambda n: IterablePublisher(range(n)))
+    assert isinstance(target.executor, ThreadPoolExecutor)
+    assert target.executor.submit(lambda: 42).result(timeout=10) == 42
+
+    async def inside():
+        return target.loop is asyncio.get_running_loop()
+
+    assert asyncio.run(inside())
+    try:
+        target.loop
+    except RuntimeError as exc:
+        assert "none runs on this thread" in str(exc)
+    else:
+        raise AssertionError("target.loop with no loop running must say so")

@@ -178,6 +178,16 @@ def _probe_op(what: str = "", **parameters: Any):
     return describe
 
 
+def _request_op(probe: Any, evidence: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
+    """A request, and whether the probe's stream had ended before it (the probe then makes none): a script that
+    meets a stream ended where the probe's was live has not played the kit's scenario from there on."""
+    data = _describe_request(probe, evidence, *args, **kwargs)
+    return {**data, "ended": True} if probe.terminated else data
+
+
+_describe_request = _probe_op(n=_REQUIRED, rule_if_raises=None, judged_all_the_same=False)
+
+
 class ProbeSubscriber:
     """Subscribes to a publisher under test, requests when told, and records what arrives.
 
@@ -443,7 +453,7 @@ class ProbeSubscriber:
 
     # -- what the kit calls on the subscription -------------------------------------
 
-    @recorded("request", _probe_op(n=_REQUIRED, rule_if_raises=None, judged_all_the_same=False), _evidence)
+    @recorded("request", _request_op, _evidence)
     def request(self, n: int, *, rule_if_raises: str | None = None, judged_all_the_same: bool = False) -> None:
         """Signal demand. A raise is a violation of 3.16 (3.2 when called from within a signal).
         `judged_all_the_same`: a raise does not stop the check, whose own item judges what else this request

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import weakref
+from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Callable
 
 from rstck.core.probes import ProbeObserver
@@ -22,7 +23,6 @@ from rstck.core.verdict import NotApplicable
 if TYPE_CHECKING:
     import asyncio
 
-    from rstck.core.executor import InstrumentedExecutor
 
 
 @dataclasses.dataclass(frozen=True)
@@ -143,25 +143,30 @@ class Target:
         session's, even once another check is the active one (an abandoned check's leftovers)."""
         self._by_thread[thread] = session
 
-    # Implementations reach the active session's loop and executor through the target,
-    # so factories can be written once: lambda n: MyPublisher(range(n), target.executor).
+    # Implementations reach the active session's loop and executor through the target, so factories can be
+    # written once: lambda n: MyPublisher(range(n), target.executor). Outside a check (a reproducer that calls the
+    # factories, the user's own code) they are plain ones, so the same factories work there too.
     @property
-    def executor(self) -> InstrumentedExecutor:
-        return self._require_session("executor").executor
+    def executor(self) -> Executor:
+        session = self._session_of_this_thread()
+        return plain_executor() if session is None else session.executor
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop:
-        return self._require_session("loop").loop
+        session = self._session_of_this_thread()
+        if session is not None:
+            return session.loop
+        import asyncio
 
-    def _require_session(self, what: str, no_script: str = "") -> Session:
-        """The session of the check this thread serves, whose `what` the implementation uses: no reproducer can be
-        made of it (`no_script` says why, when the adapter knows better)."""
-        session = self._by_thread.get(threading.current_thread()) or self._active
-        if session is None:
-            raise RuntimeError(f"target.{what} exists only while a check runs: use it inside a factory")
-        session.evidence.cannot(no_script or f"the implementation uses the kit's target.{what}, which exists only "
-                                "while a check runs")
-        return session
+        try:
+            return asyncio.get_running_loop()
+        except RuntimeError:
+            raise RuntimeError("outside a check, target.loop is the running event loop, and none runs on this "
+                               "thread: call the factory inside one") from None
+
+    def _session_of_this_thread(self) -> Session | None:
+        """The session of the check this thread serves (None outside every check)."""
+        return self._by_thread.get(threading.current_thread()) or self._active
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
@@ -206,3 +211,16 @@ def load_target(spec: str) -> Target:
         target.name = spec
     target.loaded_as = spec
     return target
+
+
+_plain_executor: list[ThreadPoolExecutor] = []
+_plain_executor_made = threading.Lock()
+
+
+def plain_executor() -> ThreadPoolExecutor:
+    """The thread pool target.executor is outside a check: one per process, made when first asked for."""
+    with _plain_executor_made:
+        if not _plain_executor:
+            _plain_executor.append(ThreadPoolExecutor(thread_name_prefix="target-executor"))
+    return _plain_executor[0]
+

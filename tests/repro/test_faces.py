@@ -40,12 +40,13 @@ def test_check_writes_a_script_per_finding_that_fails_the_mutant_and_passes_the_
 
 
 def test_a_finding_a_script_cannot_reproduce_says_why(capsys, tmp_path):
-    code = main(["check", "tests.zoo.cli_targets:unserialized_executor_delivery", "--rules", "1.3", "--repro",
+    code = main(["check", "tests.repro.zoo_targets:remembers_subscriber_ids", "--rules", "1.9", "--repro",
                  str(tmp_path)])
     out = capsys.readouterr().out
     assert code == 1
     assert "reproducers: 0 of 1 finding written" in out
-    assert "none, the implementation uses the kit's target.executor, which exists only while a check runs" in out
+    assert "none, its replay did not show the finding (it depends on a schedule or state the replay does not " \
+           "recreate)" in out
     assert not list(tmp_path.glob("*.py"))
 
 

@@ -18,10 +18,6 @@ ZOO = "tests.repro.zoo_targets"
 
 # (mutant, item) -> why no reproducer is made of that finding (a part of the reason its row gives).
 WITHOUT = {
-    ("unserialized_executor_delivery", "1.3"): "uses the kit's target.executor",
-    ("lazy_executor_ends_on_any_request", "3.9"): "uses the kit's target.executor",
-    ("concurrent_requests", "2.7"): "uses the kit's target.executor",
-    ("latest_slot", "2.11"): "uses the kit's target.loop",
     ("swallows_subscriber_error", "2.13.surfaced"): "not one a reproducer can express",
     # the kit lets go of each subscriber so that CPython hands the next one its address; a script keeps its recorders
     ("remembers_subscriber_ids", "1.9"): "did not show the finding",

@@ -23,10 +23,9 @@ FIXED_CLIENT = mutant("none")  # the mutants' own baseline: each differs from it
 # server is down, or refuses what comes next, when the script is confirmed, so no script shows the finding, and
 # the row says why.
 NO_SCRIPT = {"refuses after a reset": "net.closing.1", "dies on a reset": "net.closing.1"}
-# Mutant clients whose finding gets no script yet, and says why: the replay of net.rstck.10's check (the ids the kit
-# picks as unused) stops on an error of the script's own, and the second subscribe of subscribes-twice comes under
+# Mutant clients whose finding gets no script yet, and says why: the second subscribe of subscribes-twice comes under
 # the kit's schedule, not always under the replay's (its script is kept when its confirming replay shows it).
-NO_SCRIPT_CLIENTS = {"prints-any-id": "net.rstck.10", "subscribes-twice": "net.core.3"}
+NO_SCRIPT_CLIENTS = {"subscribes-twice": "net.core.3"}
 
 
 @pytest.mark.parametrize("case", MUTANTS, ids=lambda case: case.name)

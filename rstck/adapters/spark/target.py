@@ -118,7 +118,10 @@ class SparkTarget(InProcessTarget):
             from rstck.reference.spark import DataFramePublisher
 
             def publisher(*args: Any) -> Any:
-                executor = self._require_session("executor", NO_SCRIPT_OF_DATAFRAMES).executor
+                session = self._session_of_this_thread()
+                if session is not None:
+                    session.evidence.cannot(NO_SCRIPT_OF_DATAFRAMES)
+                executor = self.executor
                 return DataFramePublisher(factory(self.spark, *args), executor=executor,
                                           job_timeout_s=self.job_timeout_s)
 

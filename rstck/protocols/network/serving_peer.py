@@ -266,6 +266,7 @@ class ServingPeer(WirePeer):
 
     def unused_ids(self, count: int) -> list[int]:
         """`count` ids the client never used (ClientLedger.unused_ids)."""
+        self.record("pick_unused", count=count)
         return self.ledger.unused_ids(count)
 
     def expect_answers_for(self, stream_id: int) -> None:

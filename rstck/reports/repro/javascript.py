@@ -99,7 +99,7 @@ class JavaScript:
         if kind == "subscribe":
             return f"await subscribe({value(op['publisher'])}, {value(op['probe'])});"
         if kind in ("request", "request_after_terminal"):
-            keywords = _keywords(op, ("rule_if_raises", "judged_all_the_same"))
+            keywords = _keywords(op, ("rule_if_raises", "judged_all_the_same", "ended"))
             return f"{probe}.{_camel(kind)}({value(op['n'], demand=True)}{keywords});"
         if kind == "cancel":
             return f"{probe}.cancel({_keywords(op, ('rule_if_raises',))[2:]});"

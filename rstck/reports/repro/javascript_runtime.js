@@ -105,6 +105,7 @@ class Recorder {
     this.elements = [];
     this.errors = [];
     this.cancelled = false;
+    this.endedUnasked = false;
     this.cancelSettled = false;
     this.failedOnPurpose = false;
     this.cancelledAt = null;
@@ -219,9 +220,13 @@ class Recorder {
     return parts.join(', ');
   }
 
-  request(n, { ruleIfRaises = null, judgedAllTheSame = false } = {}) {
+  // ended: rstck's probe found its stream ended here too, and made no request either.
+  request(n, { ruleIfRaises = null, judgedAllTheSame = false, ended = false } = {}) {
     if (this.subscription === null) return this.noSubscription('request');
-    if (this.terminated) return note(`${this.name} does not request(${show(n)}): its stream has ended`);
+    if (this.terminated) {
+      this.endedUnasked = this.endedUnasked || !ended; // ended before a request rstck made on a live subscription
+      return note(`${this.name} does not request(${show(n)}): its stream has ended`);
+    }
     if (positive(n) && !this.cancelled) this.requested += Number(n);
     const rule = ruleIfRaises || (this.inside > 0 && positive(n) && Number(n) < 2 ** 63 - 1 ? '3.2' : '3.16');
     const started = process.hrtime.bigint();
@@ -507,6 +512,9 @@ async function expect(recorder, what, rule, { count = null, errorType = null } =
   } else if (what === 'complete') {
     if (!recorder.completed) fail(rule, 'onComplete', recorder.observed());
   } else if (what === 'error') {
+    if (recorder.completed && recorder.endedUnasked) {
+      return note(`${recorder.name}'s stream completed before a request rstck made on a live subscription: there is no answer to judge`);
+    }
     if (!recorder.errors.length) fail(rule, `onError(${errorType})`, recorder.observed());
     // rstck names Python's base classes for "any error": every JavaScript error is one of those.
     const any = errorType === 'BaseException' || errorType === 'Exception';

@@ -94,6 +94,8 @@ def statement(op: dict[str, Any]) -> str:
         return f"{conn}.expect_stopped({op['stream']!r}, {op['rule']!r})"
     if kind == "expect_still_stopped":
         return f"{conn}.expect_still_stopped({op['stream']!r}, {op['after']!r}, {op['rule']!r})"
+    if kind == "pick_unused":
+        return f"{conn}.pick_unused({op['count']!r})"
     if kind == "kit_subscribes":
         return f"{conn}.expect_answers_for({op['id']!r})"
     if kind in ("expect_subscribe", "read_to_close", "goodbye_then_close", "wait_exit"):

@@ -1459,6 +1459,14 @@ class ClientRun(Wire):
                     self.send([6, served_id, element])
             sent += len(batch)
 
+    def pick_unused(self, count):
+        """`count` ids the client never used, as rstck picks them: the ones above its highest while the id range
+        has room, else from 0 up; the scenario names them unused(0), unused(1), ... in that order."""
+        used = set(self.numbers)
+        ids = list(range(max(used, default=-1) + 1, min(max(used, default=-1) + 1 + count, MAX_ID + 1)))
+        ids += [i for i in range(len(used) + count) if i not in used][:count - len(ids)]
+        self.unused_ids += [stream_id for stream_id in ids if stream_id not in self.unused_ids]
+
     def expect_answers_for(self, stream_id):
         self.kit_subscribed.add(stream_id)
 

@@ -153,15 +153,23 @@ def call(text, function, *args, rule, hang_rule=None, goes_on=False):
 
 
 def in_loop(function, *args):
-    """Make a call from the scenario as rstck makes it: for an implementation that lives on an event loop, inside
-    that loop, running (asyncio's get_running_loop() works); from inside a signal, as it comes."""
+    """Make a call from the scenario as rstck makes it: for an implementation that lives on an event loop, with
+    that loop running (asyncio's get_running_loop(), call_soon() and create_task() work) as one of its callbacks
+    would be called, and no other callback run meanwhile: what the call schedules waits for the next settle. From
+    inside a signal, as it comes."""
     if not _loop or _loop[0].is_running():
         return function(*args)
+    import asyncio
 
-    async def once():
+    loop = _loop[0]
+    previous = asyncio.events._get_running_loop()
+    loop._thread_id = threading.get_ident()  # what run_forever sets: the loop is_running() on this thread
+    asyncio.events._set_running_loop(loop)
+    try:
         return function(*args)
-
-    return _loop[0].run_until_complete(once())
+    finally:
+        asyncio.events._set_running_loop(previous)
+        loop._thread_id = None
 
 
 def _run_the_loop():
@@ -272,6 +280,7 @@ class Recorder:
         self.elements, self.errors = [], []
         self.cancelled = self.cancel_settled = self.failed_on_purpose = False
         self.cancelled_at = None
+        self.ended_unasked = False  # its stream ended before a request rstck made on a live subscription
         self.silence_rule = None
         self.reactions = {}
         self.max_depth = self.nulls = 0
@@ -428,15 +437,17 @@ class Recorder:
 
     # -- what the kit calls on the subscription -------------------------------------------------
 
-    def request(self, n, *, rule_if_raises=None, judged_all_the_same=False):
+    def request(self, n, *, rule_if_raises=None, judged_all_the_same=False, ended=False):
+        """`ended`: rstck's probe found its stream ended here too, and made no request either."""
         if self.subscription is None:
             self._no_subscription("request")
             return
-        self._calls.run(lambda: self._request_now(n, rule_if_raises, judged_all_the_same))
+        self._calls.run(lambda: self._request_now(n, rule_if_raises, judged_all_the_same, ended))
 
-    def _request_now(self, n, rule_if_raises, goes_on):
+    def _request_now(self, n, rule_if_raises, goes_on, ended=False):
         if self.terminated:
             note(f"{self.name} does not request({show(n)}): its stream has ended")
+            self.ended_unasked = self.ended_unasked or not ended
             return
         if isinstance(n, int) and n > 0 and not self.cancelled:
             self.requested += n
@@ -942,6 +953,10 @@ def expect(recorder, what, rule, *, count=None, error_type=None):
         if not _awaited(lambda: recorder.terminated) or not recorder.completed:
             fail(rule, "on_complete", recorder.observed())
     elif what == "error":
+        if recorder.completed and recorder.ended_unasked:
+            note(f"{recorder.name}'s stream completed before a request rstck made on a live subscription: "
+                 "there is no answer to judge")
+            return
         if not _awaited(lambda: recorder.terminated) or not recorder.errors:
             fail(rule, f"on_error({error_type})", recorder.observed())
         if error_type not in {cls.__name__ for cls in type(recorder.errors[0]).__mro__}:
