@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import threading
 import weakref
-from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Callable
 
 from rstck.core.probes import ProbeObserver
@@ -22,6 +21,7 @@ from rstck.core.verdict import NotApplicable
 
 if TYPE_CHECKING:
     import asyncio
+    from concurrent.futures import Executor, ThreadPoolExecutor
 
 
 
@@ -219,6 +219,8 @@ _plain_executor_made = threading.Lock()
 
 def plain_executor() -> ThreadPoolExecutor:
     """The thread pool target.executor is outside a check: one per process, made when first asked for."""
+    from concurrent.futures import ThreadPoolExecutor  # only outside the kit's checks: costly to import
+
     with _plain_executor_made:
         if not _plain_executor:
             _plain_executor.append(ThreadPoolExecutor(thread_name_prefix="target-executor"))
