@@ -48,7 +48,8 @@ def test_a_subscriber_at_an_earlier_ones_address_is_met_in_every_run():
     mutant, conformant = (next(case for case in CASES if case.name == name)
                           for name in ("remembers_subscriber_ids", "baseline"))
     for case, verdict in ((mutant, Verdict.FAIL), (conformant, Verdict.PASS)):
-        checks = [p for p in plan(case.target, rules="1.9") if p.check.name == "subscribers_in_a_row_each_get_on_subscribe"]
+        checks = [p for p in plan(case.target, rules="1.9")
+                  if p.check.name == "subscribers_in_a_row_each_get_on_subscribe"]
         for _ in range(20):
             result = run_check(checks[0].check, checks[0].target, timeout_s=case.timeout_s)
             assert result.verdict is verdict, result.trace

@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from concurrent.futures import Executor, ThreadPoolExecutor
 
 
-
 @dataclasses.dataclass(frozen=True)
 class ErrorNames:
     """How a language names the spec's error types (`rstck.Profile` is its former name). Errors are matched by
@@ -225,4 +224,3 @@ def plain_executor() -> ThreadPoolExecutor:
         if not _plain_executor:
             _plain_executor.append(ThreadPoolExecutor(thread_name_prefix="target-executor"))
     return _plain_executor[0]
-

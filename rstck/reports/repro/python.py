@@ -87,7 +87,8 @@ class Python:
         if kind == "subscribe":
             return f"subscribe({value(op['publisher'])}, {value(op['probe'])})"
         if kind in ("request", "request_after_terminal"):
-            return f"{probe}.{kind}({value(op['n'])}{_keywords(op, ('rule_if_raises', 'judged_all_the_same', 'ended'))})"
+            keywords = _keywords(op, ("rule_if_raises", "judged_all_the_same", "ended"))
+            return f"{probe}.{kind}({value(op['n'])}{keywords})"
         if kind == "cancel":
             return f"{probe}.cancel({_keywords(op, ('rule_if_raises',))[2:]})"
         if kind == "expect":
