@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from rstck.protocols.spark import JOB_TIMEOUT_S, START_TIMEOUT_S, SparkUnavailable, spark_session
 from rstck.core.session import Session
 from rstck.core.settle import DEFAULT_DEADLINE_S, RESPONSIVENESS_BOUND_S
-from rstck.core.target import PYTHON, ErrorNames
+from rstck.core.target import PYTHON, ErrorNames, plain_executor
 from rstck.adapters.inprocess.target import InProcessTarget
 
 if TYPE_CHECKING:
@@ -121,7 +121,7 @@ class SparkTarget(InProcessTarget):
                 session = self._session_of_this_thread()
                 if session is not None:
                     session.evidence.cannot(NO_SCRIPT_OF_DATAFRAMES)
-                executor = self.executor
+                executor = plain_executor() if session is None else session.executor
                 return DataFramePublisher(factory(self.spark, *args), executor=executor,
                                           job_timeout_s=self.job_timeout_s)
 

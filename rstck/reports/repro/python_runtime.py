@@ -156,7 +156,7 @@ def in_loop(function, *args):
     """Make a call from the scenario as rstck makes it: for an implementation that lives on an event loop, with
     that loop running (asyncio's get_running_loop(), call_soon() and create_task() work) as one of its callbacks
     would be called, and no other callback run meanwhile: what the call schedules waits for the next settle. From
-    inside a signal, as it comes."""
+    inside a signal, as it comes. (rstck's own: rstck.core.loops.call_in_loop; a script cannot import it.)"""
     if not _loop or _loop[0].is_running():
         return function(*args)
     import asyncio
@@ -444,7 +444,7 @@ class Recorder:
             return
         self._calls.run(lambda: self._request_now(n, rule_if_raises, judged_all_the_same, ended))
 
-    def _request_now(self, n, rule_if_raises, goes_on, ended=False):
+    def _request_now(self, n, rule_if_raises, goes_on, ended):
         if self.terminated:
             note(f"{self.name} does not request({show(n)}): its stream has ended")
             self.ended_unasked = self.ended_unasked or not ended
