@@ -255,8 +255,9 @@ REUSED_ADDRESSES_WANTED = 3
 class ProbeOfARareSize(ProbeSubscriber):
     """A probe of a size little else in the process allocates: CPython's allocator keeps a freed block of a size
     class at the head of its pool's free list, so the next probe made gets the last one's address. A probe of the
-    common size shares its size class with tuples and dicts, and in 2 runs of 20 none of 64 got one: the zoo's
-    id-keyed publisher passed them. With this size each probe after the first got one, and 100 runs of 100 failed it."""
+    common size shares its size class with tuples and dicts, and in some runs none of 64 got one: the zoo's
+    id-keyed publisher passed 1 to 4 runs of 20. With this size each probe after the first got one, and 100 runs
+    of 100 failed it (docs/decisions.md)."""
 
     __slots__ = tuple(f"_padding{i}" for i in range(30))
 
