@@ -182,12 +182,15 @@ def test_the_installed_command_exits_with_the_verdict():
     assert done.stdout.splitlines()[-1].endswith("NOT CONFORMANT (a MUST item failed)")
 
 
-def test_a_check_run_imports_no_hypothesis_and_no_fuzzer():
-    # Start-up: `rstck check --no-fuzz` needs neither; Hypothesis alone costs about 0.2 s to import.
+@pytest.mark.parametrize("where", [["--in-process"], []], ids=["in-process", "supervised"])
+def test_a_check_run_imports_no_hypothesis_no_fuzzer_and_no_multiprocessing(where):
+    # Start-up: `rstck check --no-fuzz` needs none of them; Hypothesis alone costs about 0.2 s to import, and
+    # multiprocessing a quarter of a one-check run's own time (a forked worker does without it). In-process,
+    # what the worker loads is seen here too.
     script = ("import sys; from rstck.cli import main; "
-              "main(['check', 'rstck.reference.targets:sync_publisher', '--no-fuzz', '--in-process']); "
-              "print(sorted(m for m in sys.modules if m.split('.')[0] == 'hypothesis' or m.startswith('rstck.fuzz.')"
-              " and m not in ('rstck.cli.fuzz', 'rstck.fuzz.budgets')))")
+              f"main(['check', 'rstck.reference.targets:sync_publisher', '--no-fuzz', *{where!r}]); "
+              "print(sorted(m for m in sys.modules if m.split('.')[0] in ('hypothesis', 'multiprocessing')"
+              " or m.startswith('rstck.fuzz.') and m != 'rstck.fuzz.budgets'))")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.splitlines()[-1] == "[]"

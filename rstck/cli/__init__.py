@@ -4,14 +4,10 @@ and the function that runs it; here only what they share: the parser and how the
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 
-from rstck.cli.check import add_check_command
 from rstck.cli.exits import EXIT_BAD_INPUT, EXIT_CONFORMANT
-from rstck.cli.fuzz import add_fuzz_command
-from rstck.cli.report import add_report_command
-from rstck.cli.rules import add_rules_command
-from rstck.cli.serve import add_serve_command
 from rstck.core.signals import escape_controls
 from rstck.core.process_end import end_process
 from rstck.core.verdict import BadInput
@@ -19,7 +15,7 @@ from rstck.execution.worker import KitBroke
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = build_parser(sys.argv[1:] if argv is None else argv).parse_args(argv)
     try:
         code = args.run(args)
         if argv is None:  # the command, not a test calling main(): threads a target left must not keep it alive
@@ -37,12 +33,17 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_CONFORMANT
 
 
-def build_parser() -> argparse.ArgumentParser:
+# Each subcommand's module, in the order `rstck --help` lists them. `fuzz` imports Hypothesis only when it runs,
+# `serve` the reference server (docs/wire-format.md).
+COMMANDS = ("check", "rules", "report", "fuzz", "serve")
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser of `rstck`; given the command line `argv`, only its command's (a run loads no other command's
+    module: benchmarks/startup.py), else every command's."""
     parser = argparse.ArgumentParser(prog="rstck", description="Conformance checks for Reactive Streams.")
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
-    add_check_command(commands)
-    add_rules_command(commands)
-    add_report_command(commands)
-    add_fuzz_command(commands)  # Hypothesis is imported only when it runs
-    add_serve_command(commands)  # the reference server (docs/wire-format.md), imported only when it runs
+    named = next((word for word in argv or () if not word.startswith("-")), None)
+    for command in [named] if named in COMMANDS else COMMANDS:
+        getattr(importlib.import_module(f"rstck.cli.{command}"), f"add_{command}_command")(commands)
     return parser

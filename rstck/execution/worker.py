@@ -16,25 +16,25 @@ supervisor outlives it. Checks and fuzz shards run in workers, never in the proc
   fresh worker, once, and a note says so.
 
 A worker ends with `os._exit` once it has said everything, so threads the target left behind cannot keep it
-alive; Ctrl-C is the supervisor's (the worker ignores SIGINT). On Linux a worker is forked unless its
-supervisor asks for a spawned one; elsewhere it is spawned, and its `perform` and jobs must be picklable.
+alive; Ctrl-C is the supervisor's (the worker ignores SIGINT). On Linux a worker is forked (on plain `os.fork`:
+rstck/execution/forked.py) unless its supervisor asks for a spawned one; elsewhere it is spawned (by
+`multiprocessing`), and its `perform` and jobs must be picklable.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import mmap
-import multiprocessing
-import multiprocessing.connection
 import os
 import signal
 import sys
-import tempfile
 import threading
 import time
 import traceback
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
+
+from rstck.execution.forked import ForkedProcess, channel_pair, wait
 
 STATUS_BYTES = 512
 TICK_S = 0.1  # how often a supervisor looks at a silent worker (and its progress line is redrawn)
@@ -79,6 +79,8 @@ class CallStatus:
 
 
 def _new_status_file() -> str:
+    import tempfile  # a spawned worker's only
+
     handle, path = tempfile.mkstemp(prefix="rstck-status-")
     os.write(handle, b"\0" * STATUS_BYTES)
     os.close(handle)
@@ -168,7 +170,7 @@ class Worker:
                 tick()
 
     def waits_on(self) -> list[Any]:
-        """What becomes ready when the worker says something or dies (for multiprocessing.connection.wait)."""
+        """What becomes ready when the worker says something or dies (for `wait`)."""
         return [self._events, self._process.sentinel]
 
     def take(self) -> tuple[list[tuple], Ended | None]:
@@ -226,13 +228,21 @@ class Worker:
             pass  # it died meanwhile: take() sees it
 
     def _start(self) -> None:
-        context = multiprocessing.get_context(self._method)
-        requests, self._requests = context.Pipe(duplex=False)
-        self._events, events = context.Pipe(duplex=False)
         self._status.write("")  # nothing a worker before this one was in
-        status = self._status if self._status_path is None else self._status_path  # forked: the map is inherited
-        self._process = context.Process(target=_serve, name=self._name, daemon=True,
-                                        args=(requests, events, (self._requests, self._events), status, self._perform))
+        if self._method == "fork":  # the map is inherited; plain os.fork spares the run multiprocessing's import
+            requests, self._requests = channel_pair()
+            self._events, events = channel_pair()
+            self._process = ForkedProcess(_serve, (requests, events, (self._requests, self._events), self._status,
+                                                   self._perform))
+        else:
+            import multiprocessing  # a spawned worker's only
+
+            context = multiprocessing.get_context(self._method)
+            requests, self._requests = context.Pipe(duplex=False)
+            self._events, events = context.Pipe(duplex=False)
+            self._process = context.Process(target=_serve, name=self._name, daemon=True,
+                                            args=(requests, events, (self._requests, self._events), self._status_path,
+                                                  self._perform))
         _ctrl_c_blocked(True)  # a Ctrl-C as the worker starts is the supervisor's, never a crash of the worker
         try:
             self._process.start()
@@ -275,6 +285,10 @@ class Worker:
         if process.is_alive():
             process.kill()
         process.join(POLITE_STOP_S)
+        try:
+            process.close()
+        except ValueError:  # multiprocessing's, still running after a kill and a join: its sentinel stays open
+            pass
         self._requests.close()
         self._events.close()
 
@@ -283,7 +297,7 @@ def listen(workers: Iterable[Worker]) -> Iterator[tuple[Worker, list[tuple], End
     """Wait (at most TICK_S) until a busy worker has something to say, then what each one said: its events, and
     how its job ended if it has."""
     busy = [worker for worker in workers if worker.busy]
-    multiprocessing.connection.wait([ready for worker in busy for ready in worker.waits_on()], TICK_S)
+    wait([ready for worker in busy for ready in worker.waits_on()], TICK_S)
     stop_if_interrupted()
     for worker in busy:
         events, ended = worker.take()

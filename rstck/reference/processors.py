@@ -13,18 +13,16 @@ their order, and run after it is released, one at a time (1.3 downstream, 2.7 up
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Callable
 from typing import Any
 
 from rstck.api import MAX_DEMAND, Subscriber, Subscription
+from rstck.reference.logs import warn
 from rstck.reference.publishers import FailedPublisher, illegal_request
 from rstck.reference.subscribers import _require, _Serial
 
 __all__ = ["MapProcessor"]
-
-_log = logging.getLogger(__name__)
 
 
 def _identity(item: Any) -> Any:
@@ -67,8 +65,8 @@ class MapProcessor:
         with self._lock:
             accepted = self._downstream_state == "new"
             if not accepted and self._downstream is subscriber and self._downstream_state == "active":
-                _log.warning("2.12: %s is already subscribed; ignoring the second subscribe",
-                             type(subscriber).__name__)
+                warn(__name__, "2.12: %s is already subscribed; ignoring the second subscribe",
+                     type(subscriber).__name__)
                 return
             if accepted:
                 self._downstream_state, self._downstream = "active", subscriber
@@ -194,8 +192,8 @@ class MapProcessor:
         try:
             getattr(subscriber, method)(*args)
         except Exception:
-            _log.warning("2.13: %s.%s raised; its subscription is cancelled",
-                         type(subscriber).__name__, method, exc_info=True)
+            warn(__name__, "2.13: %s.%s raised; its subscription is cancelled", type(subscriber).__name__, method,
+                 exc_info=True)
             self._cancel()
 
     def _drain(self) -> None:

@@ -13,16 +13,14 @@ at most 1 (3.3), and means no on_* method is ever called with the lock held.
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from rstck.api import MAX_DEMAND, Subscriber
+from rstck.reference.logs import warn
 
 __all__ = ["AsyncioPublisher", "ExecutorPublisher", "FailedPublisher", "IterablePublisher"]
-
-_log = logging.getLogger(__name__)
 
 # Elements one executor task or loop callback delivers before yielding its thread.
 BATCH = 32
@@ -114,7 +112,7 @@ class _IterableSubscription:
                 if self._subscriber is None:
                     return False  # cancelled meanwhile: the drain just stops
                 self._error = self._error or err
-            _log.warning("could not schedule a delivery task; failing the subscription", exc_info=True)
+            warn(__name__, "could not schedule a delivery task; failing the subscription", exc_info=True)
             return False
 
     def _drain(self) -> None:
@@ -176,8 +174,8 @@ class _IterableSubscription:
             getattr(subscriber, method)(*args)
         except Exception:
             # 2.13: the subscriber broke the contract; consider the subscription cancelled.
-            _log.warning("2.13: %s.%s raised; its subscription is cancelled",
-                         type(subscriber).__name__, method, exc_info=True)
+            warn(__name__, "2.13: %s.%s raised; its subscription is cancelled",
+                 type(subscriber).__name__, method, exc_info=True)
             with self._lock:
                 self._subscriber = None
 
@@ -214,8 +212,8 @@ class _IterablePublisherBase:
             live = {key: s for key, s in self._live.items() if s._subscriber is not None}
             existing = live.get(id(subscriber))
             if existing is not None and existing._subscriber is subscriber:
-                _log.warning("2.12: %s is already subscribed; ignoring the second subscribe",
-                             type(subscriber).__name__)
+                warn(__name__, "2.12: %s is already subscribed; ignoring the second subscribe",
+                     type(subscriber).__name__)
                 return
             subscription = self._new_subscription(subscriber)
             live[id(subscriber)] = subscription

@@ -13,16 +13,14 @@ when on_complete/on_error arrives is dropped (2.3, 2.4).
 from __future__ import annotations
 
 import collections
-import logging
 import threading
 from collections.abc import Callable
 from typing import Any
 
 from rstck.api import Subscription
+from rstck.reference.logs import warn
 
 __all__ = ["BufferedSubscriber", "SyncSubscriber"]
-
-_log = logging.getLogger(__name__)
 
 
 class _Serial:
@@ -57,7 +55,7 @@ class _Serial:
             try:
                 fn(*args)
             except Exception:  # the callee broke its "return normally" rule; keep serving the queue
-                _log.warning("%s raised; ignored", getattr(fn, "__qualname__", fn), exc_info=True)
+                warn(__name__, "%s raised; ignored", getattr(fn, "__qualname__", fn), exc_info=True)
 
 
 def _require(value: object, method: str, what: str) -> None:
@@ -167,7 +165,7 @@ class _RefillingSubscriber:
         try:
             self._consume(item)
         except Exception as err:  # 2.13: the only legal way to fail is to cancel
-            _log.warning("consume(%r) raised; cancelling the subscription", item, exc_info=True)
+            warn(__name__, "consume(%r) raised; cancelling the subscription", item, exc_info=True)
             self.consume_error = err
             return err
         return None
@@ -204,7 +202,7 @@ class _RefillingSubscriber:
         try:
             subscription.cancel()
         except Exception:
-            _log.warning("3.15: cancel() raised", exc_info=True)
+            warn(__name__, "3.15: cancel() raised", exc_info=True)
 
     def _notify(self, hook: str, *args: Any) -> None:
         if self._observer is not None:
