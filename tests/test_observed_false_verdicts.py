@@ -580,3 +580,24 @@ def computing(started: threading.Event, seconds: float) -> None:
     while time.monotonic() < until:
         sum(range(1000))
         time.sleep(0.0005)
+
+
+def test_a_publisher_that_loads_logging_only_to_report_the_error_has_surfaced_it():
+    # Observed on the reference publisher once it loaded logging only to give a warning: run alone, in a process
+    # where nothing had loaded logging, 2.13.surfaced warned "swallowed" although the error was logged (the kit
+    # hooked logging only if it was loaded when the check began). Under pytest logging is always loaded, so the
+    # run is a process of its own.
+    import subprocess
+    import sys
+
+    script = ("import sys\n"
+              "from rstck.execution.plan import plan\n"
+              "from rstck.execution.runner import run_check\n"
+              "from rstck.core.target import load_target\n"
+              "assert 'logging' not in sys.modules\n"
+              "[planned] = plan(load_target('rstck.reference.targets:sync_publisher'), rules='2.13.surfaced')\n"
+              "result = run_check(planned.check, planned.target, timeout_s=5.0)\n"
+              "print('VERDICT', result.verdict.value, result.message)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.splitlines()[-1] == "VERDICT pass ", done.stdout

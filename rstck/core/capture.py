@@ -38,14 +38,47 @@ def _log_record(session_of: SessionOf, record: Any) -> None:
     session.surfacing.report("log", exception, f"log {record.levelname} {record.name}: {message}")
 
 
+class _Capture:
+    """What one `reports_into` block has hooked."""
+
+    def __init__(self, session_of: SessionOf):
+        self._session_of = session_of
+        self._logging: Any = None
+        self._handler: Any = None
+
+    def hook_logging(self, logging: Any) -> None:
+        if self._handler is None:
+            self._logging, self._handler = logging, _log_handler(logging, self._session_of)
+            logging.getLogger().addHandler(self._handler)
+
+    def unhook_logging(self) -> None:
+        if self._handler is not None:
+            self._logging.getLogger().removeHandler(self._handler)
+
+
+_active: list[_Capture] = []  # the reports_into blocks under way, the innermost last
+
+
+def expect_a_report() -> None:
+    """The kit is about to hand the implementation an error it should report (2.13's on-purpose error): logging
+    is hooked now if it was not, for an implementation may load it only to report that error."""
+    for capture in _active[-1:]:  # a slice: the block may end meanwhile, on the thread that watches the check
+        import logging
+
+        capture.hook_logging(logging)
+
+
 @contextlib.contextmanager
 def reports_into(session_of: SessionOf) -> Iterator[None]:
     """Route the implementation's logs and thread deaths into `session_of()` while the block runs. Logging is
-    hooked only if it is loaded: an implementation that never imported it cannot log."""
+    hooked at once if it is loaded, else once the kit hands out an error to report (`expect_a_report`): an
+    implementation that has not imported it cannot have logged yet, and importing it for every check costs
+    each run its start-up."""
+    capture = _Capture(session_of)
     logging = sys.modules.get("logging")
-    handler = _log_handler(logging, session_of) if logging is not None else None
-    if handler is not None:
-        logging.getLogger().addHandler(handler)
+    if logging is not None:
+        capture.hook_logging(logging)
+    _active.append(capture)
     previous_hook = threading.excepthook
 
     def thread_died(args: threading.ExceptHookArgs) -> None:
@@ -60,7 +93,7 @@ def reports_into(session_of: SessionOf) -> Iterator[None]:
     try:
         yield
     finally:
-        if handler is not None:
-            logging.getLogger().removeHandler(handler)
+        _active.remove(capture)
+        capture.unhook_logging()
         if threading.excepthook is thread_died:
             threading.excepthook = previous_hook

@@ -69,6 +69,7 @@ class Evidence:
         self._ops: list[str] = []
         self._objects: dict[str, str] = {}  # name -> what it is (a factory's product, a probe ...)
         self.unsupported = ""  # why no reproducer can be made ("" while one can)
+        self.target_down = ""  # why the target no longer serves after this check ("" while it does)
         self.settings: dict[str, Any] = {}  # how the adapter passes values (a Node target's demand: number, bigint)
         self._names: dict[int, str] = {}  # id() -> name, valid while the object of _refs[id()] lives
         self._refs: dict[int, Callable[[], Any]] = {}
@@ -140,6 +141,11 @@ class Evidence:
         if importable:
             op["importable"] = importable
         self._add(op, always=True)
+
+    def made_here(self, name: str) -> None:
+        """Kit object `name` is made at this point of the check, not before it: a script makes it here too (a probe
+        that must take the address of an earlier one, let go of)."""
+        self._add({"op": "new", "name": name.replace("#", "")})
 
     def claim(self, kind: str, **fields: Any) -> dict[str, Any] | None:
         """A check's own judgement as a reproducer makes it again (`kind`, over the objects and values in `fields`),
@@ -238,8 +244,9 @@ class Evidence:
     def export(self) -> dict[str, Any]:
         if self.unsupported:
             return {"unsupported": self.unsupported}
-        return {"objects": {name: json.loads(what) for name, what in self._objects.items()},
-                "ops": [json.loads(op) for op in self._ops], "settings": dict(self.settings)}
+        exported = {"objects": {name: json.loads(what) for name, what in self._objects.items()},
+                    "ops": [json.loads(op) for op in self._ops], "settings": dict(self.settings)}
+        return {**exported, "target_down": self.target_down} if self.target_down else exported
 
 
 def importable_name(obj: Any) -> str | None:

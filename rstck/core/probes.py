@@ -202,6 +202,10 @@ class ProbeSubscriber:
     path: one lock, one trace entry, a few counters; so a long stream costs little per element.
     """
 
+    # A probe made to take the address of an earlier one the kit let go of (1.9): a script makes its recorder where
+    # the kit made the probe, of a size as rare, and drops it where the kit let go of it (`released_by_the_kit`).
+    REUSES_ADDRESSES = False
+
     def __init__(self, session: Any, name: str, *, on_subscribe: Reaction | None = None,
                  on_next: Reaction | None = None, dwell_s: float = 0.0, fail_on_next: bool = False,
                  keep: int = KEEP_ELEMENTS, timed: bool = False, linger_in: frozenset[str] = frozenset()):
@@ -246,7 +250,10 @@ class ProbeSubscriber:
         if evidence is not None:
             repeats = {kind: _described(r) for kind, r in self.reactions.items() if _described(r) is not None}
             evidence.named(self, name, kind="probe", dwell_s=dwell_s, fail_on_next=fail_on_next, timed=timed,
-                           linger_in=sorted(linger_in), repeats=repeats)
+                           linger_in=sorted(linger_in), repeats=repeats,
+                           **({"reuses_addresses": True} if self.REUSES_ADDRESSES else {}))
+            if self.REUSES_ADDRESSES:
+                evidence.made_here(name)
 
     def __repr__(self) -> str:
         return self.name
@@ -389,7 +396,7 @@ class ProbeSubscriber:
                 self.failed_on_purpose = True
                 self.silence("2.13")  # from now on the subscription counts as cancelled, by both sides
                 self.cancelled = True
-                error = self._session.surfacing.error
+                error = self._session.surfacing.armed()
                 signal.outcome = f"raised {show(error)} (on purpose)"
                 raise error
         finally:
@@ -525,6 +532,11 @@ class ProbeSubscriber:
         finally:
             self._cancel_under_way = False
             self._refresh()
+
+    @recorded("release", _probe_op(), _evidence)
+    def released_by_the_kit(self) -> None:
+        """The kit keeps no reference to this probe from here on: the evidence says so, and a script drops its
+        recorder here too."""
 
     @recorded("let_go", _probe_op(), _evidence)
     def let_go_of_subscription(self) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 
+from rstck.core.capture import expect_a_report
 from rstck.core.signals import Trace, show
 
 # How deep an exception's causes, contexts and group members are searched for the on-purpose error.
@@ -27,6 +28,12 @@ class Surfacing:
         self._trace = trace
         self.error = OnPurpose(f"the kit's subscriber fails on purpose (2.13) [{os.urandom(4).hex()}]")
         self.surfaced: list[str] = []
+
+    def armed(self) -> OnPurpose:
+        """The on-purpose error, about to be raised into the implementation: whatever reports it is heard from now
+        on (rstck.core.capture.expect_a_report)."""
+        expect_a_report()
+        return self.error
 
     def report(self, source: str, exception: BaseException | None, text: str) -> None:
         """Something the implementation reported (`source`: "log", "thread", "loop"): a note in the trace."""

@@ -52,7 +52,8 @@ def _reproduce(config: pytest.Config, result: Result) -> None:
     row = result.row()
     attach_reproducers([row], directory)
     result.reproducer = said = row["reproducer"] or {}
-    result.message += (f"\n  reproducer: {said['command']}" if "command" in said
+    unconfirmed = f" (not confirmed: {said['unconfirmed']})" if said.get("unconfirmed") else ""
+    result.message += (f"\n  reproducer: {said['command']}{unconfirmed}" if "command" in said
                        else f"\n  no reproducer: {said.get('none', 'none was written')}")
 
 

@@ -370,7 +370,8 @@ def _reproducer(said: Any) -> dict[str, Text] | None:
         return None
     if "path" in said:
         path = str(said["path"])
-        return {"href": Text.of(str(said.get("href", path)), 1_000), "name": Text.of(pathlib.PurePath(path).name, 300)}
+        return {"href": Text.of(str(said.get("href", path)), 1_000), "name": Text.of(pathlib.PurePath(path).name, 300),
+                "unconfirmed": Text.of(str(said.get("unconfirmed", "")), 1_000)}
     return {"none": Text.of(str(said.get("none", "")), 1_000)}
 
 

@@ -1,6 +1,5 @@
 """Every failing finding of the in-process zoo's mutants (tests/test_zoo.py) gets a standalone reproducer that exits 1
-against the mutant and 0 against a fixed version of it (the zoo's conformant counterpart of its kind); the findings
-none can be made for are listed here, and their rows say why."""
+against the mutant and 0 against a fixed version of it (the zoo's conformant counterpart of its kind)."""
 
 from __future__ import annotations
 
@@ -16,14 +15,6 @@ from .helpers import assert_reproduces, rows_of, run_script
 
 MUTANTS = [case for case in CASES if case.fails or case.warns]
 ZOO = "tests.repro.zoo_targets"
-
-# (mutant, item) -> why no reproducer is made of that finding (a part of the reason its row gives).
-WITHOUT = {
-    ("swallows_subscriber_error", "2.13.surfaced"): "not one a reproducer can express",
-    # the kit lets go of each subscriber so that CPython hands the next one its address; a script keeps its recorders
-    ("remembers_subscriber_ids", "1.9"): "did not show the finding",
-}
-
 
 def fixed_version(case) -> str:
     """The conformant implementation of the mutant's kind, offering the same factories."""
@@ -46,9 +37,6 @@ def test_every_finding_has_a_reproducer_that_fails_the_mutant_and_passes_a_fixed
     assert made, "a mutant has findings"
     for found in made:
         item = found.row["violated"] or found.row["rule"]
-        if (case.name, item) in WITHOUT:
-            assert found.path is None and WITHOUT[case.name, item] in found.reason, (found.path, found.reason)
-            continue
         # Observed with both cores busy: a check that holds no race window met a race by chance (2.7 of
         # tops_up_from_a_timer, 1.3 of unserialized_executor_delivery); its script then shows the race in some plays
         # only. Its script, when kept, must pass the fixed version; the checks that hold the window open are held

@@ -76,3 +76,17 @@ class _TwoRulesBroken(p.Publisher):
 
 # Fails 3.3 and 3.9; the 3.9 finding also stops 3.9.message's check (blocked), and fuzzing finds both again.
 breaks_3_3_and_3_9 = InProcessTarget(create_publisher=_TwoRulesBroken, name="breaks 3.3 and 3.9")
+
+
+class _FastPathForTheKitsProbes(p.Publisher):
+    """Serves subscribers of rstck's own classes through a "fast path" that sends one element more than asked for
+    (1.1), and any other subscriber right: a script's recorder, a class of the script's own, never takes that
+    path, so no replay shows the finding."""
+
+    def accept(self, subscriber):
+        self.subscription = p.ExcessOnNext if type(subscriber).__module__.startswith("rstck.") else p.Subscription
+        return super().accept(subscriber)
+
+
+fast_path_for_the_kits_probes = InProcessTarget(create_publisher=_FastPathForTheKitsProbes,
+                                                name="fast path for the kit's probes")  # fails 1.1, unscripted

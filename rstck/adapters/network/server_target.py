@@ -143,8 +143,10 @@ class ServerConnections:
 
     def down_after(self, reason: str) -> None:
         """The server stopped serving because of what this check did: the checks after it are blocked by this
-        check's finding, not in error."""
+        check's finding, not in error; its reproducer is kept without the confirming run, which would find the
+        server down (rstck/reports/repro)."""
         self.target.down_after_reset = reason
+        self.session.evidence.target_down = reason
 
 
 def _close_politely(sock: socket.socket) -> None:

@@ -35,6 +35,7 @@ class Reproducer:
     path: pathlib.Path | None = None
     reason: str = ""
     command: str = ""
+    unconfirmed: str = ""  # why the script was kept without a confirming run that showed the finding
 
     @property
     def row(self) -> dict[str, Any]:
@@ -105,6 +106,8 @@ def attach_reproducers(rows: list[dict[str, Any]], directory: str | pathlib.Path
     for found in made:
         # The path in full: a report written later, from another directory, still links to it.
         said = {"path": str(found.path.resolve()), "command": found.command} if found.path else {"none": found.reason}
+        if found.unconfirmed:
+            said["unconfirmed"] = found.unconfirmed
         for row in found.rows:
             row["reproducer"] = said
     return made
@@ -116,7 +119,8 @@ def summary(made: list[Reproducer], directory: str | pathlib.Path) -> list[str]:
     lines = [f"reproducers: {len(written)} of {len(made)} finding{'s' * (len(made) != 1)} written to {directory}"]
     for found in made:
         what = f"{found.row.get('violated') or found.row['rule']} ({found.row['check']})"
-        lines.append(f"  {what}: {found.command}" if found.path else f"  {what}: none, {found.reason}")
+        unconfirmed = f" (not confirmed: {found.unconfirmed})" if found.unconfirmed else ""
+        lines.append(f"  {what}: {found.command}{unconfirmed}" if found.path else f"  {what}: none, {found.reason}")
     return lines
 
 
@@ -128,7 +132,7 @@ def _write(found: Reproducer, directory: pathlib.Path, confirm: bool) -> Reprodu
         if path is not None:
             found.rows.remove(row)
             found.rows.insert(0, row)
-            found.path, found.reason = path, ""
+            found.path, found.reason, found.unconfirmed = path, "", reason
             found.command = f"{LANGUAGES[language_of(row['loaded_as'])].run_with} {path}"
             return found
         reasons.append(reason)
@@ -141,6 +145,8 @@ CANDIDATES = 3
 
 
 def _script(row: dict[str, Any], directory: pathlib.Path, confirm: bool) -> tuple[pathlib.Path | None, str]:
+    """The script of `row`, or None and why not; a script kept unconfirmed comes with why (a target the check left
+    down, which no replay can reach until it is restarted)."""
     reason = reason_against(row)
     if reason:
         return None, reason
@@ -156,6 +162,9 @@ def _script(row: dict[str, Any], directory: pathlib.Path, confirm: bool) -> tupl
     path.chmod(0o755)
     if confirm:
         shown = confirmed(kind.command(path), item, row["evidence"]["deadline_s"])
+        down = row["evidence"].get("target_down")
+        if shown and down:  # what a replay against it shows says nothing of the script
+            return path, f"{down}, so no replay could confirm the script; restart the server, then run it"
         if shown:
             path.unlink()
             return None, shown

@@ -86,6 +86,8 @@ class JavaScript:
             "settle": "await settle();",
             "linger": "await turn();",  # Node runs no thread of the implementation's: its turn is the loop's
             "let_go": f"{probe}.letGo();",
+            "new": "",  # its recorder is declared with the others: addresses are CPython's, not Node's
+            "release": "",
             "silence": f"{probe}.silence({value(op.get('rule'))});",
             "linger_also": "",
             "react": f"{probe}.react({json.dumps(SIGNALS.get(op.get('kind'), ''))}, {json.dumps(op.get('repeat'))});",
@@ -154,6 +156,8 @@ class JavaScript:
         positional = [*subject, *(value(fields.pop(name)) for name in ("count", "elements") if name in fields)]
         options = _options({_camel(name): value(data) for name, data in fields.items()})
         function = "expect" + _camel("_" + claim["claim"])
+        if f"function {function}(" not in RUNTIME.read_text():
+            raise CannotWrite(f"how the check judges {claim['rule']} ({claim['claim']}): the Node scripts lack it")
         return ["", f"await {function}({', '.join([*positional, rule])}{options});"]
 
 

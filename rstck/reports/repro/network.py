@@ -125,6 +125,8 @@ def _through_the_client(op: dict[str, Any]) -> str:
         return f"client.cancel({probe})"
     if kind == "settle":
         return "client.settle()"
+    if kind in ("new", "release"):  # the client's probes are declared with the others: addresses are the kit's
+        return ""
     if kind == "expect":
         keywords = "".join(f", {name}={op[name]!r}" for name in ("count", "error_type") if name in op)
         return f"client.expect({probe}, {op['what']!r}, {op['rule']!r}{keywords})"
@@ -169,7 +171,8 @@ def render(evidence: dict[str, Any], *, header: str, target: str, rule: str) -> 
     lines = [*declarations(evidence["objects"]), ""]
     for op in evidence["ops"]:
         line = statement(op)
-        lines.append(f"{line:<60}  # trace #{op['at']}" if "at" in op else line)
+        if line:  # else nothing to do over the wire (a probe made or let go of)
+            lines.append(f"{line:<60}  # trace #{op['at']}" if "at" in op else line)
     lines += claim(evidence["claim"])
     scenario = "def scenario(side):\n" + "\n".join(INDENT + line if line else "" for line in lines)
     given = target.removeprefix(CLIENT_PREFIX)

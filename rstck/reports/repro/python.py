@@ -54,9 +54,15 @@ def _keywords(op: dict[str, Any], names: tuple[str, ...]) -> str:
 class Python:
     comment = "#"
 
+    def __init__(self) -> None:
+        self._made_in_place: dict[str, dict[str, Any]] = {}  # recorders declared where the kit made its probe
+
     def declaration(self, name: str, what: dict[str, Any]) -> str | None:
         kind = what.get("kind")
         label = label_of(name)
+        if kind == "probe" and what.get("reuses_addresses"):
+            self._made_in_place[name] = what  # made by its operation "new"
+            return None
         if kind == "probe":
             return f"{name} = Recorder({label!r}{_options(what, PROBE_DEFAULTS)})"
         if kind == "source":
@@ -82,6 +88,11 @@ class Python:
         }
         if kind in simple:
             return simple[kind]
+        if kind == "new":
+            what = self._made_in_place[op["name"]]
+            return f"{op['name']} = RareSizeRecorder({label_of(op['name'])!r}{_options(what, PROBE_DEFAULTS)})"
+        if kind == "release":
+            return f"released = weakref.ref({probe}); del {probe}; let_go_of(released)"
         if kind == "make":
             return f"{op['name']} = make(target, {op['factory']!r}{''.join(f', {value(a)}' for a in op['args'])})"
         if kind == "subscribe":

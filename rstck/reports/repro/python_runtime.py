@@ -51,7 +51,7 @@ class OnPurpose(RuntimeError):
 
 
 def show(value):
-    if type(value).__name__ in ("Recorder", "Source", "KitSubscription", "Observer"):  # the script's own, by name
+    if type(value).__name__ in ("Recorder", "RareSizeRecorder", "Source", "KitSubscription", "Observer"):  # by name
         return value.name
     if value is None or isinstance(value, (bool, int, float)):
         return repr(value) if not (isinstance(value, int) and value == MAX_DEMAND) else "2**63-1"
@@ -139,6 +139,7 @@ def call(text, function, *args, rule, hang_rule=None, goes_on=False):
         _raises.append((getattr(function, "__self__", None), getattr(function, "__name__", "")))
         if _carries_on_purpose(exc):
             entry.outcome = "raised the kit's on-purpose error back (2.13: surfaced to the caller)"
+            _surfaced.append("raised")
             return exc
         entry.outcome = f"raised {show(exc)}"
         violation(rule, f"{text.split('(')[0].split('.')[-1]}() to return normally", f"#{entry.seq} raised {show(exc)}",
@@ -195,6 +196,34 @@ def _carries_on_purpose(exc, depth=0):
         return True
     inner = list(getattr(exc, "exceptions", ()) or ()) + [exc.__cause__, exc.__context__]
     return any(_carries_on_purpose(e, depth + 1) for e in inner if isinstance(e, BaseException))
+
+
+ON_PURPOSE_TEXT = "the kit's subscriber fails on purpose (2.13)"
+_surfaced = []  # how the error a recorder raised on purpose came back: "raised", "log", "thread", "loop"
+
+
+def _reported(how, exc, text):
+    """Something the implementation reported (a log record, a thread's death, its loop's error): a note; one that
+    carries the on-purpose error surfaces it (2.13)."""
+    note(text if exc is None else f"{text}: {show(exc)}")
+    if _carries_on_purpose(exc) or (how == "log" and ON_PURPOSE_TEXT in text):
+        _surfaced.append(how)
+
+
+def _hear_reports():
+    """Hear the implementation's log records (WARNING and above) from now on, as rstck does once its subscriber
+    is about to raise on purpose: an implementation may load logging only to report that error."""
+    import logging
+
+    if not any(getattr(h, "hears_reports", False) for h in logging.getLogger().handlers):
+        class Heard(logging.Handler):
+            hears_reports = True
+
+            def emit(self, record):
+                exc = record.exc_info[1] if record.exc_info else None
+                _reported("log", exc, f"log {record.levelname} {record.name}: {record.getMessage()}")
+
+        logging.getLogger().addHandler(Heard(logging.WARNING))
 
 
 def expect_raise(obj, label, method, args, *, error_type, rule):
@@ -377,7 +406,8 @@ class Recorder:
                 if kind == "on_next" and self.fail_on_next and not self.failed_on_purpose:
                     self.failed_on_purpose, self.silence_rule, self.cancelled = True, "2.13", True
                     entry.outcome = "raised OnPurpose (on purpose)"
-                    raise OnPurpose("the kit's subscriber fails on purpose (2.13)")
+                    _hear_reports()
+                    raise OnPurpose(ON_PURPOSE_TEXT)
         finally:
             with self._guard:
                 self._inside[me].pop()
@@ -503,6 +533,19 @@ class Recorder:
     def _no_subscription(self, what):
         if not _violations:
             violation("1.9", f"on_subscribe (a subscription to {what} on)", "no on_subscribe arrived")
+
+
+class RareSizeRecorder(Recorder):
+    """A recorder of a size little else in the process allocates, as rstck's probes of subscribers in a row (1.9):
+    CPython hands the next one made the address, the id(), of the last one freed."""
+
+    __slots__ = tuple(f"_padding{i}" for i in range(30))
+
+
+def let_go_of(released):
+    """The scenario has dropped a recorder, where rstck let go of its probe: free it now, from a cycle too."""
+    if released() is not None:
+        gc.collect()
 
 
 class KitSubscription:
@@ -1076,6 +1119,14 @@ def expect_collected(alive, name, rule):
              f"it is still referenced (by {', '.join(holders) or 'something'}) while the publisher is alive")
 
 
+def expect_surfaced(recorder, rule):
+    """2.13 (the caller's duty): the error the recorder raised on purpose was made known: raised back to the
+    caller, logged, or handed to a thread's or the event loop's exception hook."""
+    if recorder.failed_on_purpose and not _surfaced:
+        fail(rule, "the subscriber's error raised to the caller, logged, or handed to an exception hook",
+             "nothing showed it: it was swallowed")
+
+
 def expect_elements(recorder, elements, rule):
     if recorder.elements != elements:
         fail(rule, f"the elements {elements}", f"{recorder.elements[:10]} ({recorder.observed()})")
@@ -1269,8 +1320,10 @@ def main(scenario, **config):
         import asyncio
 
         _loop.append(asyncio.new_event_loop())
+        _loop[0].set_exception_handler(
+            lambda _loop_, context: _reported("loop", context.get("exception"), f"the loop: {context.get('message')}"))
     _baseline.update(t.ident for t in threading.enumerate())
-    threading.excepthook = lambda args: note(f"thread {args.thread.name} raised {show(args.exc_value)}")
+    threading.excepthook = lambda args: _reported("thread", args.exc_value, f"thread {args.thread.name} raised")
     watchdog = threading.Thread(target=_watchdog, name="watchdog", daemon=True)
     _kit_threads.add(watchdog)
     watchdog.start()

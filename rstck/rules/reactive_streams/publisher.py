@@ -260,6 +260,7 @@ class ProbeOfARareSize(ProbeSubscriber):
     of 100 failed it (docs/decisions.md)."""
 
     __slots__ = tuple(f"_padding{i}" for i in range(30))
+    REUSES_ADDRESSES = True
 
 
 @rule("1.9")
@@ -290,6 +291,7 @@ def subscribers_in_a_row_each_get_on_subscribe(session):
         if not probe.terminated:
             probe.cancel()
             session.settle()
+        probe.released_by_the_kit()
         released = weakref.ref(probe)
         del probe
         if released() is not None:  # held in a cycle: a collection frees it (only then: it costs time)

@@ -303,7 +303,8 @@ def publisher_surfaces_the_subscribers_error(session):
     probe = _raise_from_on_next(session)
     if probe.failed_on_purpose and not session.surfacing.surfaced:
         raise RuleViolation("2.13.surfaced", "the subscriber's error raised to the caller, logged, or handed to "
-                            "an exception hook", "nothing showed it: it was swallowed" + session.quiet_note())
+                            "an exception hook", "nothing showed it: it was swallowed" + session.quiet_note(),
+                            claim=session.evidence.claim("surfaced", probe=probe))
 
 
 @rule("3.1", needs={"subscriber"})

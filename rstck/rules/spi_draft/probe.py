@@ -69,7 +69,7 @@ class DraftProbe(ProbeSubscriber):
                 self._violate("spi.subscribe.7", "subscribe rejected (onError): the subscriber already has an "
                                                  "active subscription", f"{where} accepted it")
             # spi.subscriber.1's "trigger an error": the kit's own error, which the session knows when it comes back.
-            raise self._session.surfacing.error
+            raise self._session.surfacing.armed()
         if self.subscription is not None:  # resubscribed after a cancel: a fresh start
             self.received, self.requested, self.elements, self.completed, self.errors = 0, 0, [], 0, []
             self.cancelled, self.cancelled_at, self.silence_rule = False, None, None
