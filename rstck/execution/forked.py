@@ -108,7 +108,7 @@ class ForkedProcess:
         self.pid, self.sentinel = pid, sentinel_read
 
     def is_alive(self) -> bool:
-        return self._reap(block=False) is None
+        return self._reap() is None
 
     def kill(self) -> None:
         if self.is_alive():
@@ -120,16 +120,17 @@ class ForkedProcess:
     def join(self, timeout_s: float | None = None) -> None:
         """Wait until the child has ended, at most `timeout_s`."""
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
-        while self._reap(block=False) is None:
+        while self._reap() is None:
             left = _JOIN_POLL_S if deadline is None else min(_JOIN_POLL_S, deadline - time.monotonic())
             if left <= 0:
                 return
             wait([self.sentinel], left)  # a grandchild that inherited the sentinel keeps it unready: poll as well
 
-    def _reap(self, *, block: bool) -> int | None:
+    def _reap(self) -> int | None:
+        """The exit code once the child has ended (reaping it then), else None; never waits."""
         if self.exitcode is None and self.pid is not None:
             try:
-                pid, status = os.waitpid(self.pid, 0 if block else os.WNOHANG)
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
             except ChildProcessError:  # reaped elsewhere (a SIGCHLD handler of the target's): it is gone
                 pid, status = self.pid, 255 << 8
             if pid != 0:
