@@ -246,7 +246,9 @@ class Evidence:
             return {"unsupported": self.unsupported}
         exported = {"objects": {name: json.loads(what) for name, what in self._objects.items()},
                     "ops": [json.loads(op) for op in self._ops], "settings": dict(self.settings)}
-        return {**exported, "target_down": self.target_down} if self.target_down else exported
+        if self.target_down:
+            exported["target_down"] = self.target_down
+        return exported
 
 
 def importable_name(obj: Any) -> str | None:

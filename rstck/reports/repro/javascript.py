@@ -3,6 +3,7 @@ written out in the file (javascript_runtime.js, embedded as it is), run with `no
 
 from __future__ import annotations
 
+import functools
 import json
 import pathlib
 import re
@@ -156,9 +157,14 @@ class JavaScript:
         positional = [*subject, *(value(fields.pop(name)) for name in ("count", "elements") if name in fields)]
         options = _options({_camel(name): value(data) for name, data in fields.items()})
         function = "expect" + _camel("_" + claim["claim"])
-        if f"function {function}(" not in RUNTIME.read_text():
+        if f"function {function}(" not in _runtime_text():
             raise CannotWrite(f"how the check judges {claim['rule']} ({claim['claim']}): the Node scripts lack it")
         return ["", f"await {function}({', '.join([*positional, rule])}{options});"]
+
+
+@functools.cache
+def _runtime_text() -> str:
+    return RUNTIME.read_text()
 
 
 def _maybe(data: Any) -> str | None:
