@@ -1,4 +1,4 @@
-# The two quick-start commands: `make check` and `make test`.
+# The quick-start commands: `make check` and `make test`; `make soak` gates a release (docs/testing.md).
 
 PYTHON ?= python3
 VENV := .venv
@@ -32,7 +32,7 @@ SPI_DRAFT_TARGETS := \
 	rstck.reference.spi_draft:draft_subscriber \
 	rstck.reference.spi_draft:draft_processor
 
-.PHONY: check test
+.PHONY: check test soak
 
 check: $(INSTALLED)
 	@rm -rf $(RESULTS); failed=""; \
@@ -61,7 +61,12 @@ check: $(INSTALLED)
 
 test: $(INSTALLED) $(BASELINES_INSTALLED)
 	@.ci/install-browser  # Debian's chromium and chromedriver, for the report's browser test
-	$(BIN)/pytest -n 2
+	$(BIN)/pytest -n 2 --durations=20
+
+# Repetition and deliberate load: the stability tests twenty times each, the busy-core runs, the long streams, the
+# slowest reproducer confirmations (tests/stability.py; docs/testing.md lists what and why).
+soak: $(INSTALLED) $(BASELINES_INSTALLED)
+	RSTCK_STABILITY_RUNS=20 $(BIN)/pytest -n 2 --soak --durations=20
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)

@@ -14,4 +14,22 @@ from rstck.core.checks import all_checks
 
 all_checks()  # imports every rule module
 
-pytest_plugins = ["pytester"]
+pytest_plugins = ["pytester", "tests.time_budget"]
+
+
+def pytest_addoption(parser):
+    parser.addoption("--soak", action="store_true", default=False,
+                     help="run the soak tests instead of the suite: those marked soak or stability, the latter "
+                          "$RSTCK_STABILITY_RUNS times (`make soak`: 20)")
+
+
+def pytest_collection_modifyitems(config, items):
+    """`make test` leaves the soak tests out; `make soak` (--soak) runs them and the stability tests alone."""
+    soak = config.getoption("--soak")
+    keep, drop = [], []
+    for item in items:
+        wanted = item.get_closest_marker("soak") is not None or (soak and item.get_closest_marker("stability"))
+        (keep if bool(wanted) == soak else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep

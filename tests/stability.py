@@ -1,8 +1,9 @@
-"""How many times the suite's stability tests repeat a run of a zoo.
+"""How many times the repeated tests run.
 
-The bar is twenty identical runs: `RSTCK_STABILITY_RUNS=20` gives it. The suite's share is two, which with
-the command-line run each zoo member also gets makes three observations per member within the suite's time
-budget; the full suite is also run while two busy processes load both cores before anything lands.
+A test marked `stability` repeats a verdict `stability_runs()` times: the suite's share (`SUITE_RUNS`, or the
+count the test names) in `make test`, the bar of twenty in `make soak`, which sets `RSTCK_STABILITY_RUNS=20`.
+A test marked `soak` runs only in `make soak` (`pytest --soak`, tests/conftest.py): repetition or deliberate load
+whose single run the suite already makes elsewhere (docs/testing.md lists each and why).
 """
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ from __future__ import annotations
 import os
 
 SUITE_RUNS = 2
+SOAK_RUNS = 20
 
 
-def stability_runs() -> int:
-    return int(os.environ.get("RSTCK_STABILITY_RUNS", SUITE_RUNS))
+def stability_runs(suite: int = SUITE_RUNS) -> int:
+    return int(os.environ.get("RSTCK_STABILITY_RUNS", suite))

@@ -83,6 +83,7 @@ def test_each_fuzz_example_winds_down_what_it_started(name, role):
 
 
 @pytest.mark.stability
+@pytest.mark.soak
 @pytest.mark.parametrize("name", CONFORMANT)
 def test_the_verdicts_are_the_same_in_every_run(name):
     # In a process of its own, as a user's run is: the idle threads other tests' implementations

@@ -12,9 +12,8 @@ from rstck.execution.runner import run_check
 from rstck.core.thread_watch import ThreadWatch
 from rstck.core.verdict import Verdict
 
+from .stability import stability_runs
 from .zoo import race_publishers
-
-RUNS = 5
 
 
 def _checks_of(target, rule: str):
@@ -27,22 +26,24 @@ DEDICATED = {"1.3": "signals_are_serial_while_the_probe_lingers",
              "3.12": "cancel_from_a_second_thread_during_a_delivery_stops_the_stream"}
 
 
+@pytest.mark.stability
 @pytest.mark.parametrize("case", race_publishers.MUTANTS, ids=lambda c: c.name)
 def test_each_race_is_caught_by_its_dedicated_check_in_every_run(case):
     """The publishers that signal on another thread while on_subscribe still runs (1.3), and those that lose a
     request another thread makes while on_next is in flight (3.8): caught each time, whatever the machine's
     load. Before perturbation the timer's race passed every run, and no check requested from a second thread."""
     (rule,) = case.fails
-    for run in range(RUNS):
+    for run in range(stability_runs()):
         target = case.target
         check = next(c for c in _checks_of(target, rule) if c.name == DEDICATED[rule])
         result = run_check(check, target, timeout_s=case.timeout_s)
         assert (result.verdict, result.violated) == (Verdict.FAIL, rule), f"run {run + 1}: {result.message}"
 
 
+@pytest.mark.stability
 @pytest.mark.parametrize("case", race_publishers.PROCESSOR_MUTANTS, ids=lambda c: c.name)
 def test_a_processor_losing_demand_across_its_two_sides_is_caught_in_every_run(case):
-    for run in range(RUNS):
+    for run in range(stability_runs()):
         target = case.target
         check = next(c for c in _checks_of(target, "3.8")
                      if c.name == "downstream_request_from_a_second_thread_while_upstream_signals_is_added")
@@ -50,12 +51,13 @@ def test_a_processor_losing_demand_across_its_two_sides_is_caught_in_every_run(c
         assert (result.verdict, result.violated) == (Verdict.FAIL, "3.8"), f"run {run + 1}: {result.message}"
 
 
+@pytest.mark.stability
 def test_a_subscriber_whose_calls_overlap_only_in_a_race_is_caught_in_every_run():
     """2.7: a subscriber whose timer requests while its own request from inside on_next is still under way; the
     check that existed before (a 0.5 ms dwell on foreign-thread calls) never saw it."""
     (case,) = race_publishers.SUBSCRIBER_MUTANTS
     (guard,) = race_publishers.SUBSCRIBER_GUARDS
-    for run in range(RUNS):
+    for run in range(stability_runs()):
         for subject, expected in ((case, (Verdict.FAIL, "2.7")), (guard, (Verdict.PASS, ""))):
             target = subject.target
             check = next(c for c in _checks_of(target, "2.7")
@@ -64,9 +66,10 @@ def test_a_subscriber_whose_calls_overlap_only_in_a_race_is_caught_in_every_run(
             assert (result.verdict, result.violated or "") == expected, f"run {run + 1}: {result.message}"
 
 
+@pytest.mark.stability
 @pytest.mark.parametrize("case", race_publishers.GUARDS, ids=lambda c: c.name)
 def test_each_fixed_publisher_passes_the_race_checks_in_every_run(case):
-    for run in range(RUNS):
+    for run in range(stability_runs()):
         target = case.target
         for check in [c for rule in DEDICATED for c in _checks_of(target, rule)]:
             result = run_check(check, target, timeout_s=case.timeout_s)
@@ -140,6 +143,7 @@ def _first_finding(case, rule: str):
     raise AssertionError(f"{case.name}: no {rule} finding in 8 seeded runs")
 
 
+@pytest.mark.stability
 @pytest.mark.parametrize("case", race_publishers.MUTANTS, ids=lambda c: c.name)
 def test_the_fuzzer_finds_each_race_and_its_replay_reproduces_it_every_time(case):
     from rstck.fuzz.run import run_machine
@@ -148,7 +152,7 @@ def test_the_fuzzer_finds_each_race_and_its_replay_reproduces_it_every_time(case
     finding = _first_finding(case, rule)
     assert not finding.note.startswith("flaky"), finding.note
     assert finding.blob
-    for replay in range(RUNS):
+    for replay in range(stability_runs()):
         report = run_machine(case.target, "publisher", seed=finding.seed, examples=1, steps=12,
                              profile="rstck-default", timeout_s=2.0, blob=finding.blob)
         assert [f.rule for f in report.findings] == [rule], f"replay {replay + 1}: {report.findings}"

@@ -11,6 +11,9 @@ import dataclasses
 import threading
 from typing import Any
 
+from rstck.core.target import load_target
+from rstck.execution.plan import plan
+from rstck.execution.runner import run_check
 from rstck.reference.network.server import ReferenceServer, _Fault, serve, shut_down
 from rstck.protocols.network.wire import (Goodbye, OnComplete, OnNextLastPart, OnNextPart, Request, ServerHello, Subscribe,
                                          Subscribed, encode_raw)
@@ -283,7 +286,10 @@ class ClosesWithoutGoodbye(ReferenceServer):
         if type(frame).__name__ == "Goodbye":
             self._goodbye_sent = True
             self._end_streams()
-            self._writer.transport.abort()
+            # Closed after the whole frames already written: an abort would drop the tail of a frame the transport
+            # had sent only in part, which the kit rightly charges to net.framing.4.
+            self._flush()
+            self._writer.close()
             return True
         return super()._handle(frame)
 
@@ -463,3 +469,70 @@ class RunningServer:
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(5)
         self.loop.close()
+
+
+# How long a mutant's check (and its reproducer, whose deadline it is) waits for what the mutant never sends: each such
+# wait costs this much, twice (the check, then the script's confirming run). The wire checks (net.*) wait for single
+# frames, which the reference server and these mutants send within 0.2 s (as tests/network/test_client_checks.py's
+# HANG_TIMEOUT_S for the mutant clients). The core rules' checks go through the kit's client and keep the 3 s the
+# reproducers always had: their settles wait for what the server owes until a quarter of the time left (0.5 s at most)
+# remains, a settle cut short leaves no judgement a script can replay, and the cancel checks (1.8) need the time to see
+# a parked stream come back (at 2 s ParksACancelledStream passed 3 runs of 8).
+WIRE_CHECK_TIMEOUT_S = 1.5
+CORE_CHECK_TIMEOUT_S = 3.0
+
+
+def timeout_of(case: ServerCase) -> float:
+    """The deadline of `case`'s checks."""
+    return WIRE_CHECK_TIMEOUT_S if (case.rules or case.item).startswith("net.") else CORE_CHECK_TIMEOUT_S
+
+
+@dataclasses.dataclass
+class MutantRun:
+    """The rows of a case's checks against a server of its mutant, and that server while it is still up."""
+
+    rows: list[dict[str, Any]]
+    server: RunningServer | None
+
+
+# Each case's checks run once per worker: the rows tests/network/test_server_checks.py judges the verdict on are the
+# rows tests/repro/test_network.py writes the reproducers of (the same checks, the same deadline). The server stays up
+# for the latter, whose scripts are confirmed against it; it is stopped then, or at the end of the session.
+_RUNS: dict[str, MutantRun] = {}
+
+
+def _run(case: ServerCase) -> MutantRun:
+    server = RunningServer(case.server, **dict(case.options))
+    try:
+        target = load_target(server.url)
+        rows = [run_check(p.check, p.target, timeout_s=timeout_of(case)).row()
+                for p in plan(target, rules=case.rules or case.item)]
+    except BaseException:
+        server.stop()
+        raise
+    return MutantRun(rows, server)
+
+
+def rows_of_case(case: ServerCase) -> list[dict[str, Any]]:
+    """The rows of `case`'s checks (`rules`, else its item's), run against its mutant once per worker."""
+    if case.name not in _RUNS:
+        _RUNS[case.name] = _run(case)
+    return _RUNS[case.name].rows
+
+
+def take_serving_run(case: ServerCase) -> tuple[list[dict[str, Any]], RunningServer]:
+    """The rows of `case`'s checks and the server they ran against, still up and now the caller's to stop: the run
+    rows_of_case made if its server is still up, else a new one."""
+    run = _RUNS.get(case.name)
+    if run is None or run.server is None:
+        run = _RUNS[case.name] = _run(case)
+    server, run.server = run.server, None
+    return run.rows, server
+
+
+def stop_every_run() -> None:
+    """Stop the servers no test took (the end of the session)."""
+    for run in _RUNS.values():
+        if run.server is not None:
+            run.server.stop()
+            run.server = None

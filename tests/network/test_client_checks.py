@@ -130,6 +130,7 @@ def test_each_client_of_the_zoo_is_conformant_to_rstck_check(name, tmp_path):
 
 
 @pytest.mark.stability
+@pytest.mark.soak
 @pytest.mark.parametrize("name", ZOO_CLIENTS)
 def test_the_zoos_verdicts_are_the_same_in_every_run(name):
     runs = [zoo_verdicts(name) for _ in range(stability_runs())]
@@ -139,6 +140,7 @@ def test_the_zoos_verdicts_are_the_same_in_every_run(name):
 
 
 @pytest.mark.stability
+@pytest.mark.soak
 def test_the_zoos_verdicts_are_the_same_while_both_cores_are_busy():
     """Every check passes for every client of the zoo when run alone (the tests above); so it must with two
     processes spinning, one per core, besides whatever else the machine runs."""

@@ -37,12 +37,17 @@ class HostileServer:
 
     async def _serve(self, reader, writer):
         sink = asyncio.create_task(self._discard(reader))
+        talk = asyncio.create_task(self.payload(writer))
         try:
-            await self.payload(writer)
+            # Until the client's EOF, then it closes too: the kit's probe of the address (load_target) waits for
+            # that close, CLOSE_LINGER_S at most, and a check sends its EOF only once it is over.
             await sink
+            talk.cancel()
+            await asyncio.gather(talk, return_exceptions=True)
         except (ConnectionError, OSError, asyncio.CancelledError):  # the client left, or the test is over
             pass
         finally:
+            talk.cancel()
             sink.cancel()
             writer.close()
 

@@ -71,6 +71,7 @@ def both_cores_busy() -> Iterator[None]:
 
 
 @pytest.mark.stability
+@pytest.mark.soak
 @pytest.mark.parametrize("name", ZOO)
 def test_the_verdicts_are_the_same_in_every_run(name):
     first, bad = verdicts_of(name)
@@ -82,6 +83,7 @@ def test_the_verdicts_are_the_same_in_every_run(name):
 
 
 @pytest.mark.stability
+@pytest.mark.soak
 @pytest.mark.parametrize("name", ZOO)
 def test_the_verdicts_are_the_same_while_both_cores_are_busy(name):
     quiet, _ = verdicts_of(name)

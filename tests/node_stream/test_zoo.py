@@ -47,6 +47,7 @@ def test_rstck_check_passes(module):
 
 
 @pytest.mark.stability
+@pytest.mark.soak
 @pytest.mark.parametrize("module", ZOO)
 def test_the_verdicts_are_the_same_in_every_run(module):
     runs = [_verdicts(module) for _ in range(stability_runs())]

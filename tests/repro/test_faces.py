@@ -7,6 +7,8 @@ import json
 import pathlib
 import re
 
+import pytest
+
 from rstck.cli import main
 from rstck.core.target import load_target
 from rstck.execution.rows import SCHEMA_VERSION, upgrade
@@ -14,7 +16,11 @@ from rstck.reports.html import render
 from rstck.reports.repro import Reproducer, reason_against, summary, write_reproducers
 
 from ..zoo import cli_targets  # noqa: F401  (imported once, so inner pytest runs reuse it)
-from .helpers import ROOT, assert_reproduces, rows_of, run_script_file
+from .helpers import confirmed_in_warm_interpreter  # noqa: F401  (the fixture below)
+from .helpers import ROOT, assert_confirmed_reproduces, rows_of, run_script_file
+
+# The kit's confirming runs of the scripts it writes are made in children of a warm interpreter (helpers.py).
+pytestmark = pytest.mark.usefixtures("confirmed_in_warm_interpreter")
 
 MUTANT = "tests.zoo.cli_targets:excess_on_next"
 FIXED = "tests.repro.zoo_targets:baseline"
@@ -102,8 +108,7 @@ def test_a_fuzz_finding_gets_a_reproducer_of_its_shrunk_example(tmp_path):
     found = [row.row() for row in rows if row.violated == "3.9"]
     assert found, [row.reason for row in rows]
     (made,) = write_reproducers(found, tmp_path)
-    assert made.path is not None, made.reason
-    assert_reproduces(made, "docs.examples.lenient_range:fixed")
+    assert_confirmed_reproduces(made, "docs.examples.lenient_range:fixed")
 
 
 def test_a_script_kept_unconfirmed_says_so_in_the_summary_and_the_report(tmp_path):

@@ -8,16 +8,16 @@ from __future__ import annotations
 import pytest
 
 from rstck.adapters.network.client_target import NetworkClientTarget
-from rstck.core.target import load_target
+from rstck.execution.plan import plan
+from rstck.execution.runner import run_check
 from rstck.reports.repro import write_reproducers
 
-from ..network.mutant_servers import MUTANTS, RunningServer
+from ..network.mutant_servers import MUTANTS, RunningServer, take_serving_run
 from ..network.test_client_checks import CASES, HANG_TIMEOUT_S, TIMEOUT_S, mutant
-from .helpers import EXIT_BROKEN, EXIT_KEPT, assert_reproduces, rows_of, run_script
+from .helpers import EXIT_BROKEN, EXIT_KEPT, run_script
 
 pytestmark = pytest.mark.network
 
-SERVER_TIMEOUT_S = 3.0  # as tests/network's mutant servers: the reference server never comes near it
 FIXED_CLIENT = mutant("none")  # the mutants' own baseline: each differs from it by its defect only
 # Mutants that stop serving once the kit reset a connection (net.closing.1): the server is down, or refuses what comes
 # next, when the kit would confirm the script, so the script is kept unconfirmed, says why, and is run here against a
@@ -25,11 +25,12 @@ FIXED_CLIENT = mutant("none")  # the mutants' own baseline: each differs from it
 LEFT_DOWN = {"refuses after a reset": "net.closing.1", "dies on a reset": "net.closing.1"}
 
 
+# With the verdicts' test (tests/network/test_server_checks.py) on one worker: each mutant's checks run once for both.
+@pytest.mark.xdist_group("network-mutant-servers")
 @pytest.mark.parametrize("case", MUTANTS, ids=lambda case: case.name)
 def test_every_finding_of_a_mutant_server_has_a_reproducer_that_fails_it_and_passes_the_reference(case, tmp_path):
-    server = RunningServer(case.server, **dict(case.options))
+    rows, server = take_serving_run(case)  # the server the rows came from, up: the scripts are confirmed against it
     try:
-        rows = rows_of(load_target(server.url), SERVER_TIMEOUT_S, case.rules or case.item)
         made = write_reproducers(rows, tmp_path)
         assert made, "a mutant has findings"
         reference = RunningServer()
@@ -60,9 +61,10 @@ def assert_reproduces_once_restarted(made, case, fixed: str) -> None:
 @pytest.mark.parametrize("case", CASES, ids=lambda case: case.mutant)
 def test_every_finding_of_a_mutant_client_has_a_reproducer_that_fails_it_and_passes_a_correct_client(case, tmp_path):
     target = NetworkClientTarget(mutant(case.mutant))
-    rows = [row for row in rows_of(target, HANG_TIMEOUT_S if case.hangs else TIMEOUT_S,
-                                   case.rules or ",".join(case.charged))
-            if not case.checks or row["check"] in case.checks]
+    planned = [p for p in plan(target, rules=case.rules or ",".join(case.charged))
+               if not case.checks or p.check.name in case.checks]  # the others' rows would be left out: not run
+    rows = [run_check(p.check, p.target, timeout_s=HANG_TIMEOUT_S if case.hangs else TIMEOUT_S).row()
+            for p in planned]
     made = write_reproducers(rows, tmp_path)
     if not made:
         pytest.skip(f"{case.mutant} has no failing finding (its item is {case.charged})")
@@ -70,7 +72,14 @@ def test_every_finding_of_a_mutant_client_has_a_reproducer_that_fails_it_and_pas
 
 
 def assert_each_reproduces(made, fixed: str) -> None:
-    """Each finding has a script, which fails its mutant and passes the fixed peer (a URL, or a client command)."""
+    """Each finding has a script, which fails its mutant and passes the fixed peer (a URL, or a client command).
+
+    What helpers.assert_reproduces asserts, without its first run: write_reproducers' confirming run of the script
+    against the mutant kept it only as it exited 1 naming the item (a script kept for another reason says why in
+    `unconfirmed`), so running it there again would wait out the same deadline for the same fact."""
     for found in made:
         assert found.path is not None, f"{found.row['violated']} ({found.row['check']}): {found.reason}"
-        assert_reproduces(found, fixed)
+        assert not found.unconfirmed, f"{found.path} kept unconfirmed: {found.unconfirmed}"
+        kept = run_script(found, fixed)
+        assert kept.returncode == EXIT_KEPT, \
+            f"{found.path} against {fixed}:\n{kept.stdout[-3000:]}{kept.stderr[-2000:]}"

@@ -9,6 +9,6 @@ import pytest
 @pytest.fixture(scope="session")
 def spark():
     pytest.importorskip("pyspark", reason="the spark extra is not installed: pip install -e '.[spark]'")
-    from rstck.protocols.spark import spark_session
+    from .helpers import shared_session
 
-    return spark_session("local[2]")
+    return shared_session()

@@ -9,6 +9,15 @@ from typing import Any
 from rstck.api import MAX_DEMAND
 
 WAIT_S = 60.0  # a bound on every wait: a test that hangs fails instead
+SESSION_MASTER = "local[2]"
+
+
+def shared_session():
+    """The process's one Spark session (one JVM), which every Spark test shares, whichever starts it first: the
+    `spark` fixture (conftest.py), and the checks and reproducers of tests/repro/test_spark.py."""
+    from rstck.protocols.spark import spark_session
+
+    return spark_session(SESSION_MASTER)
 
 
 class Recorder:

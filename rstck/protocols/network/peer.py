@@ -110,6 +110,8 @@ class _Stream(StreamState):
     error: str = ""
     unreadable: bool = False  # packed frames came without an element size: charged once, then not read
     after_cancel: int = 0  # elements that arrived after the kit's cancel
+    last_after_cancel: int = 0  # the number (Ledger.taken) of the last frame that brought them
+    ended_at: int = 0  # the number (Ledger.taken) of the frame that brought the terminal signal
     element_frames: int = 0  # frames that carried elements (or an element's last part)
     last_element_at: float = 0.0
     longest_gap_s: float = 0.0  # the longest time between two such frames: how unevenly the server sends it
@@ -127,6 +129,9 @@ class Ledger:
         self._violate = violate
         self.streams: dict[int, _Stream] = {}
         self.used_ids: set[int] = set()
+        # Frames taken so far: a frame's number says what the server sent before what (net.transport.3), which the
+        # time it was read cannot, several frames being read at once.
+        self.taken = 0
 
     def violate(self, rule: str, expected: str, observed: str) -> None:
         self._violate(rule, expected, observed, claim=WIRE)
@@ -150,6 +155,7 @@ class Ledger:
 
     def take(self, frame: Any) -> None:
         """Check one frame from the server against the streams the kit opened."""
+        self.taken += 1
         if type(frame) not in SIGNALS:
             return
         stream = self.streams.get(frame.subscriber)
@@ -165,6 +171,7 @@ class Ledger:
         if stream.cancelled:
             if type(frame) in ELEMENTS and type(frame) is not OnNextPart:
                 stream.after_cancel += frame.count if type(frame) is OnNextPacked else 1
+                stream.last_after_cancel = self.taken
             return  # sent before the cancel arrived: it may cross it (1.8, net.rstck.10)
         kind = type(frame)
         if kind is Subscribed:
@@ -179,7 +186,7 @@ class Ledger:
             if stream.part_of is not None:
                 self.violate("net.split.3", "the parts of an element end with its onNextLastPart",
                              f"{describe(frame)} while element {stream.part_of} was unfinished")
-            stream.terminal = describe(frame)
+            stream.terminal, stream.ended_at = describe(frame), self.taken
             stream.error = frame.message if kind is OnError else ""
             return
         self._element(stream, frame)

@@ -519,6 +519,10 @@ class ServerConnection(Wire):
         self.fresh_ids = iter(range(FRESH_IDS_FROM, MAX_ID))
         self.delivered = {}  # stream id -> what takes its elements (the kit's client, for the core rules)
 
+    def not_a_frame(self, fault):
+        super().not_a_frame(fault)
+        self.eof = True  # nothing after it can be read as frames: as rstck's checks, the script reads no further
+
     # -- sending
 
     def send(self, hex_bytes, shows, fault=None):

@@ -1214,6 +1214,7 @@ def _watchdog():
             text, rule, _ = max(stuck, key=lambda entry: entry[2])  # the innermost: what the others wait for
             violation(rule, f"{text} to return", f"it had not returned after {_config['deadline_s']:g} s")
             _report()
+            sys.stdout.flush()  # os._exit flushes nothing: a piped report would be lost
             os._exit(EXIT_BROKEN)
 
 
@@ -1337,10 +1338,12 @@ def main(scenario, **config):
     except CannotRun as exc:
         _report()
         print(f"\ncannot run: {exc}")
+        sys.stdout.flush()
         os._exit(EXIT_CANNOT_RUN)
     except BaseException:  # noqa: BLE001 - a defect of this script, not of the implementation
         _report()
         traceback.print_exc()
+        sys.stdout.flush()
         os._exit(EXIT_CANNOT_RUN)
     code = _report()
     attempt = int(os.environ.get("RSTCK_REPRO_ATTEMPT", "1"))

@@ -62,6 +62,7 @@ def test_rstck_fuzz_finds_nothing(name):
 
 
 @pytest.mark.stability
+@pytest.mark.soak
 @pytest.mark.parametrize("name", ZOO)
 def test_the_verdicts_are_the_same_in_every_run(name):
     runs = []
@@ -74,6 +75,7 @@ def test_the_verdicts_are_the_same_in_every_run(name):
 
 
 @pytest.mark.stability
+@pytest.mark.soak
 @pytest.mark.parametrize("name", ["threaded, slow, Nagle on, a byte at a time", "asyncio, slow batches, Nagle on"])
 def test_the_verdicts_hold_while_both_cores_are_busy(name):
     with running(name) as url:

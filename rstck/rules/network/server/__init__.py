@@ -77,7 +77,9 @@ def expect_stopped(peer: WirePeer, stream_id: int, rule: str) -> None:
     trip (a subscribe to rstck/empty: the server's loop has run again) and a second window, whatever other streams
     still send. The window is the connection's, or twice the longest gap between the stream's frames before the
     cancel if that is longer (a server that serves its streams in turns leaves each quiet while it serves the
-    others), at most QUIET_WINDOW_MAX_S. Still arriving at the deadline: a violation."""
+    others), at most QUIET_WINDOW_MAX_S. Still arriving at the deadline, sent after the server had read the cancel
+    as far as the kit can tell (`_quiet_for`): a violation. A deadline that cuts the kit's windows otherwise
+    decides nothing: the stream is taken as stopped, and the trace says so."""
     with peer.recorded("expect_stopped", stream=stream_id, rule=rule):
         _stopped(peer, stream_id, rule)
 
@@ -93,25 +95,33 @@ def expect_still_stopped(peer: WirePeer, stream_id: int, after_id: int, rule: st
         stream = peer.stream(stream_id)
         judged = stream.after_cancel
         try:
-            _stopped(peer, after_id, rule)
-            _stopped(peer, stream_id, rule)
+            decided = _stopped(peer, after_id, rule) and _stopped(peer, stream_id, rule)
         except RuleViolation as violation:
             if not violation.timed_out:
                 raise
-            if stream.after_cancel == judged:
-                peer.note(f"the deadline came first; nothing of stream {stream_id} arrived since it was judged "
-                          "stopped")
-                return
-            raise RuleViolation(rule, f"stream {stream_id} to stay stopped once stream {after_id} was cancelled",
-                                f"{stream.after_cancel - judged} more elements of stream {stream_id} after it had "
-                                f"stopped while stream {after_id} flowed, still arriving at the deadline",
-                                timed_out=True, claim=EXPECTATION) from None
+            decided = False
+        if decided:
+            return
+        if stream.after_cancel == judged:
+            peer.note(f"the deadline came first; nothing of stream {stream_id} arrived since it was judged "
+                      "stopped")
+            return
+        raise RuleViolation(rule, f"stream {stream_id} to stay stopped once stream {after_id} was cancelled",
+                            f"{stream.after_cancel - judged} more elements of stream {stream_id} after it had "
+                            f"stopped while stream {after_id} flowed, still arriving at the deadline",
+                            timed_out=True, claim=EXPECTATION)
 
 
-def _stopped(peer: WirePeer, stream_id: int, rule: str) -> None:
+def _stopped(peer: WirePeer, stream_id: int, rule: str) -> bool:
+    """True once stream `stream_id` has stopped (`expect_stopped`); False if the deadline cut the kit's wait
+    without showing it still sent after the cancel."""
     stream = peer.stream(stream_id)
     window = min(max(peer.quiet_window(), 2 * stream.longest_gap_s), QUIET_WINDOW_MAX_S)
-    _quiet_for(peer, stream, window, rule)
+    # Begun at once, this round trip is answered after everything the server sent before it read the cancel: what
+    # of the stream comes after the answer was sent with the cancel read, what comes before may have crossed it.
+    cancel_read = peer.stream(peer.subscribe("rstck/empty"))
+    if not _quiet_for(peer, stream, window, cancel_read, rule):
+        return False
     while True:
         before = stream.after_cancel
         barrier = peer.stream(peer.subscribe("rstck/empty"))
@@ -127,24 +137,40 @@ def _stopped(peer: WirePeer, stream_id: int, rule: str) -> None:
             peer.note(f"rstck/empty had not completed {QUIET_WINDOW_MAX_S:.0f} s after its subscribe: the first "
                       "quiet window decides")
             break
-        _quiet_for(peer, stream, window, rule)
+        if not _quiet_for(peer, stream, window, cancel_read, rule):
+            return False
         if stream.after_cancel == before:
             break
     peer.note(f"no element of stream {stream_id} for {window * 1000:.0f} ms, twice, around a round trip: it has "
               f"stopped ({stream.after_cancel} arrived after the cancel)")
+    return True
 
 
-def _quiet_for(peer: WirePeer, stream: Any, window: float, rule: str) -> None:
-    """Read until no element of `stream` has arrived for `window`; a violation of `rule` at the deadline."""
-    seen, changed = stream.after_cancel, time.monotonic()
+def _quiet_for(peer: WirePeer, stream: Any, window: float, cancel_read: Any, rule: str) -> bool:
+    """Read until no element of `stream` has arrived for `window`: True. At the deadline, a violation of `rule` if
+    its elements were still arriving, the last sent after the server had read the cancel as far as the kit can
+    tell (after the answer to `cancel_read`, a round trip begun after the cancel, if it came); else False with a
+    note: the deadline cut the kit's own window, and a silence of the kit's making decides nothing."""
+    seen, changed, arrived = stream.after_cancel, time.monotonic(), False
     while time.monotonic() - changed < window:
         try:
             peer.receive(window)
         except Silent:
             if time.monotonic() < peer.session.deadline:
                 continue
-            raise RuleViolation(rule, f"stream {stream.id} to stop after its cancel",
-                                f"{stream.after_cancel} elements after the cancel, still arriving at the deadline",
-                                timed_out=True, claim=EXPECTATION) from None
+            if arrived and (not cancel_read.terminal or stream.last_after_cancel > cancel_read.ended_at):
+                after = (f"the last after the answer to subscribe {cancel_read.id} (rstck/empty), made after the "
+                         f"cancel" if cancel_read.terminal else f"subscribe {cancel_read.id} (rstck/empty), made "
+                         f"after the cancel, still unanswered")
+                raise RuleViolation(rule, f"stream {stream.id} to stop after its cancel",
+                                    f"{stream.after_cancel} elements after the cancel, still arriving at the "
+                                    f"deadline ({after})", timed_out=True, claim=EXPECTATION) from None
+            peer.note(f"the deadline came {(time.monotonic() - changed) * 1000:.0f} ms into a quiet window of "
+                      f"{window * 1000:.0f} ms for stream {stream.id}: "
+                      + (f"its last element came before the answer to subscribe {cancel_read.id} (rstck/empty), "
+                         "made after the cancel" if arrived else "no element of it came meanwhile")
+                      + "; it is taken as stopped")
+            return False
         if stream.after_cancel != seen:
-            seen, changed = stream.after_cancel, time.monotonic()
+            seen, changed, arrived = stream.after_cancel, time.monotonic(), True
+    return True
