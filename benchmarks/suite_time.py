@@ -2,11 +2,11 @@
 
     python benchmarks/suite_time.py [--junit FILE] [--record] [--top N]
 
-Runs the suite as `make test` does (`pytest -n 2`, from the repository's root, with this Python), or reads the JUnit
-XML of a run already made (`--junit`). Prints the wall time, the sum of the tests' times, how many tests went over
-the 20 s budget (tests/time_budget.py), and the N slowest tests, each with the time recorded last and the ratio;
-`--record` writes this run's figures to benchmarks/suite_time.json for the next comparison. The goal: the suite
-within 8 minutes of wall time on a quiet two-core machine (docs/testing.md).
+Runs the suite as `make test` does (`pytest -n 4`, or $TEST_WORKERS, from the repository's root, with this Python),
+or reads the JUnit XML of a run already made (`--junit`). Prints the wall time, the sum of the tests' times, how
+many tests went over the 20 s budget (tests/time_budget.py), and the N slowest tests, each with the time recorded
+last and the ratio; `--record` writes this run's figures to benchmarks/suite_time.json for the next comparison. The
+goal: the suite within 8 minutes of wall time on a quiet two-core machine (docs/testing.md).
 """
 
 from __future__ import annotations
@@ -32,8 +32,9 @@ KEPT = 60  # how many of the slowest tests a record keeps
 def run_suite(junit: pathlib.Path) -> float:
     """The suite's wall time, pytest's start-up included."""
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "pytest", "-n", "2", "-q", "-p", "no:cacheprovider", f"--junitxml={junit}"],
-                   cwd=ROOT, check=False, stdout=subprocess.DEVNULL)
+    workers = os.environ.get("TEST_WORKERS", "4")
+    subprocess.run([sys.executable, "-m", "pytest", "-n", workers, "-q", "-p", "no:cacheprovider",
+                    f"--junitxml={junit}"], cwd=ROOT, check=False, stdout=subprocess.DEVNULL)
     return time.perf_counter() - started
 
 
@@ -41,7 +42,8 @@ def test_times(junit: pathlib.Path) -> tuple[dict[str, float], float | None]:
     """nodeid-like name -> seconds, per test case; and the suite's time as pytest reported it."""
     root = ElementTree.parse(junit).getroot()
     suite = root if root.tag == "testsuite" else root.find("testsuite")
-    times = {f"{case.get('classname')}::{case.get('name')}": float(case.get("time") or 0.0) for case in root.iter("testcase")}
+    times = {f"{case.get('classname')}::{case.get('name')}": float(case.get("time") or 0.0)
+             for case in root.iter("testcase")}
     return times, float(suite.get("time")) if suite is not None and suite.get("time") else None
 
 

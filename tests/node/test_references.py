@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import uuid
 
 import pytest
 
@@ -18,28 +19,31 @@ from .helpers import REFERENCE, ROOT, here, node_target, run
 pytestmark = pytest.mark.node
 
 
-def _drivers_of(module: str) -> set[int]:
-    """Driver processes running `module`, whoever started them."""
+def _drivers_started_by(run_mark: str) -> set[int]:
+    """Driver processes whose environment carries `run_mark`: those one run started, whatever other tests, in other
+    workers, run at the same time (the drivers inherit the kit's environment)."""
     found = set()
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
-                with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
-                    argv = cmdline.read().split(b"\0")
+                with open(f"/proc/{entry}/cmdline", "rb") as cmdline, open(f"/proc/{entry}/environ", "rb") as environ:
+                    argv, env = cmdline.read().split(b"\0"), environ.read().split(b"\0")
             except OSError:
                 continue
-            if DRIVER.encode() in argv and module.encode() in argv:
+            if DRIVER.encode() in argv and run_mark.encode() in env:
                 found.add(int(entry))
     return found
 
 
 def test_rstck_check_says_the_reference_is_conformant():
+    run_mark = f"RSTCK_TEST_RUN={uuid.uuid4().hex}"
+    name, value = run_mark.split("=")
     completed = subprocess.run([sys.executable, "-m", "rstck", "check", f"node:{REFERENCE}", "--no-fuzz"],
-                               capture_output=True, text=True, cwd=ROOT, timeout=120)
+                               capture_output=True, text=True, cwd=ROOT, timeout=120, env={**os.environ, name: value})
     assert completed.returncode == 0, completed.stdout + completed.stderr
     assert completed.stdout.rstrip().endswith("conformant"), completed.stdout
     assert "fail" not in completed.stdout.split("rstck:")[-1]
-    assert not still_running(_drivers_of(REFERENCE)), "rstck check left driver processes behind"
+    assert not still_running(_drivers_started_by(run_mark)), "rstck check left driver processes behind"
 
 
 @pytest.mark.parametrize("module, options", [

@@ -16,7 +16,7 @@ from .helpers import rows_of
 
 class SlowToDeliverAndNotReentrant(p.ReentrantRequestDeadlocks):
     """3.2: a request from inside on_next deadlocks; each request takes 0.1 s before it delivers, so the outer call
-    has been outstanding that much longer than the inner one when both hang (the scripts' watchdog looks every 20 ms)."""
+    has been outstanding that much longer than the inner one when both hang (a script's watchdog looks every 20 ms)."""
 
     def request(self, n: int) -> None:
         with self.request_lock:
