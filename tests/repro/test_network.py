@@ -14,7 +14,7 @@ from rstck.reports.repro import write_reproducers
 
 from ..network.mutant_servers import MUTANTS, RunningServer, take_serving_run
 from ..network.test_client_checks import CASES, HANG_TIMEOUT_S, TIMEOUT_S, mutant
-from .helpers import EXIT_BROKEN, EXIT_KEPT, run_script
+from .helpers import EXIT_BROKEN, EXIT_KEPT, assert_confirmed_reproduces, run_script
 
 pytestmark = pytest.mark.network
 
@@ -72,14 +72,7 @@ def test_every_finding_of_a_mutant_client_has_a_reproducer_that_fails_it_and_pas
 
 
 def assert_each_reproduces(made, fixed: str) -> None:
-    """Each finding has a script, which fails its mutant and passes the fixed peer (a URL, or a client command).
-
-    What helpers.assert_reproduces asserts, without its first run: write_reproducers' confirming run of the script
-    against the mutant kept it only as it exited 1 naming the item (a script kept for another reason says why in
-    `unconfirmed`), so running it there again would wait out the same deadline for the same fact."""
+    """Each finding has a script, which fails its mutant (the kit's confirming run) and passes the fixed peer (a URL,
+    or a client command)."""
     for found in made:
-        assert found.path is not None, f"{found.row['violated']} ({found.row['check']}): {found.reason}"
-        assert not found.unconfirmed, f"{found.path} kept unconfirmed: {found.unconfirmed}"
-        kept = run_script(found, fixed)
-        assert kept.returncode == EXIT_KEPT, \
-            f"{found.path} against {fixed}:\n{kept.stdout[-3000:]}{kept.stderr[-2000:]}"
+        assert_confirmed_reproduces(found, fixed)
