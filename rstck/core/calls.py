@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import threading
 import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Callable
@@ -31,14 +32,15 @@ class RetryCallMode(BaseException):
     BaseException, so that no `except Exception` between the call and the runner swallows it."""
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(eq=False)
 class Outstanding:
-    """A call into the implementation that has not returned yet: what to charge if it never does."""
+    """A call between the kit and the implementation that has not returned yet: what to charge if it never does."""
 
     text: str  # as the trace shows it: "sub#1.request(1)"
-    rule: str  # the rule a hang here breaks; "" for a factory (a target error)
+    rule: str  # the rule a hang here breaks; "" for a factory (a target error) or a call into the kit
     method: str  # "request", "create_publisher", ...
     since: float  # time.monotonic() when it began
+    thread: int = dataclasses.field(default_factory=threading.get_ident)  # the thread it is under way on
 
 
 class Calls:
@@ -52,6 +54,9 @@ class Calls:
         self._surfacing = session.surfacing
         self._labels = session.labels
         self.outstanding: list[Outstanding] = []  # calls under way, innermost last
+        # The implementation's calls into the kit under way (a probe's signal, a kit subscription's request): a
+        # thread of the implementation's waiting inside the kit looks idle to settling, but is not.
+        self.handling: list[Outstanding] = []
 
     def invoke(self, function: Callable[..., Any], args: tuple = ()) -> Any:
         """Call into the implementation the way its target says (e.g. inside the target's running loop)."""
@@ -136,3 +141,26 @@ class Calls:
             self.outstanding.remove(entry)
             if CALL_STATUS is not None:
                 CALL_STATUS(self.outstanding[-1].text if self.outstanding else "")
+
+    @contextlib.contextmanager
+    def handled(self, text: str, method: str) -> Iterator[None]:
+        """Marks a call of the implementation's into the kit (`text`, as the trace shows it) as under way."""
+        entry = Outstanding(text, "", method, time.monotonic())
+        self.handling.append(entry)
+        try:
+            yield
+        finally:
+            self.handling.remove(entry)
+
+    def stuck(self) -> Outstanding | None:
+        """The call a check (or a fuzz step) that never returned is stuck in: the innermost under way on its own
+        thread, else the innermost anywhere."""
+        own = [e for e in self.outstanding if e.thread == self._session.check_thread_id]
+        return (own or self.outstanding or [None])[-1]
+
+    def under_way_elsewhere(self) -> list[Outstanding]:
+        """What passes between the kit and the implementation on threads other than this one, not returned yet:
+        the kit's calls into it, innermost last, then its calls into the kit. While any is under way, the
+        implementation may still do more (a blocked call goes on once let through), so no silence is judged."""
+        me = threading.get_ident()
+        return [e for e in (*self.outstanding, *self.handling) if e.thread != me]

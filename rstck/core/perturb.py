@@ -26,7 +26,7 @@ from typing import Any
 
 from rstck.core.evidence import recorded
 from rstck.core.kit_threads import is_kit_thread, start_kit_thread
-from rstck.core.thread_states import read_states
+from rstck.core.thread_states import read_states, wait_unless_stuck
 
 # The longest a linger or a yield waits for the target's threads: generous for a loaded machine, and a
 # bound only (a conformant target's threads are normally parked, blocked or done within a millisecond).
@@ -127,19 +127,21 @@ def second_thread_allowed(session: Any, probe: Any) -> bool:
     """Whether a call of `probe`'s may now be made on a second thread of the kit's, concurrently with what this
     thread is doing, without the kit breaking a rule or a target's threading model itself.
 
-    Not while one of the probe's calls runs (2.7: they stay serial; one returning on another thread is waited for,
-    within the bound). On a thread of the target's (a delivery in
-    flight there): yes. On the check's own thread only inside the kit's `subscribe` call (a publisher delivering
-    before subscribe returns) or inside a signal of the kit's to a subscriber under test (a processor's upstream
-    side signalling), and for a target that does not live on the kit's event loop, whose calls belong on the
-    loop's thread."""
+    Not while one of the probe's calls runs (2.7: they stay serial; one returning on another thread is waited for
+    while it makes progress, never while it waits, perhaps for this very thread). On a thread of the target's (a
+    delivery in flight there): yes. On the check's own thread only inside the kit's `subscribe` call (a publisher
+    delivering before subscribe returns) or inside a signal of the kit's to a subscriber under test (a processor's
+    upstream side signalling), and for a target that does not live on the kit's event loop, whose calls belong on
+    the loop's thread."""
     if not enabled():
         return False
     calling = probe.calling_thread
     if calling is not None and calling != threading.get_ident():  # another thread's call is returning: let it
-        bound = min(time.monotonic() + LINGER_BOUND_S, session.deadline)
-        while probe.calling_thread is not None and time.monotonic() < bound:
-            session.trace.wait_for_more(len(session.trace), LOOK_S)
+        other = threading._active.get(calling)  # type: ignore[attr-defined]
+        if other is not None:
+            wait_unless_stuck(other, lambda: probe.calling_thread is None,
+                              min(time.monotonic() + LINGER_BOUND_S, session.deadline),
+                              stable_s=BLOCKED_STABLE_S, look_s=LOOK_S)
         calling = probe.calling_thread
     if calling is not None:
         return False
@@ -155,10 +157,13 @@ _AROUND = frozenset({"subscribe", "on_subscribe", "on_next", "on_complete", "on_
 
 def on_second_thread(session: Any, probe: Any, call: Any, what: str) -> threading.Thread | None:
     """From inside a signal: `call` (one of `probe`'s calls, described by `what`) made on a second thread of the
-    kit's while this signal is still in flight, waited for up to LINGER_BOUND_S (a publisher that holds a lock
-    across on_next lets it through only once the signal returns). Where a second thread is not allowed, the call
-    is made here. Returns the thread if it is still under way: the caller joins it (`join_kit_thread`) before
-    judging."""
+    kit's while this signal is still in flight. The signal waits for the call to return, within LINGER_BOUND_S, so
+    that it lands while the delivery is under way; but only while the call makes progress: once it waits at one
+    place (a publisher that holds a lock across on_next lets it through only once on_next returns), the signal
+    returns and the call completes whenever the implementation lets it. The kit never holds the thread that
+    signals waiting for a call that waits for that thread. Where a second thread is not allowed, the call is made
+    here. Returns the thread if it is still under way: the caller joins it (`join_kit_thread`) before judging, and
+    settling waits for it meanwhile (rstck.core.session)."""
     if not second_thread_allowed(session, probe):
         call()
         return None
@@ -167,7 +172,12 @@ def on_second_thread(session: Any, probe: Any, call: Any, what: str) -> threadin
     frame = evidence.begin({"op": "second_thread", "bound_s": LINGER_BOUND_S}) if evidence is not None else None
     try:
         thread = start_kit_thread(evidence.on_thread(call) if evidence is not None else call, "rstck-second-thread")
-        thread.join(max(0.0, min(LINGER_BOUND_S, session.deadline - time.monotonic())))
+        ended_by = wait_unless_stuck(thread, lambda: not thread.is_alive(),
+                                     min(time.monotonic() + LINGER_BOUND_S, session.deadline),
+                                     stable_s=BLOCKED_STABLE_S, look_s=LOOK_S)
+        if ended_by == "stuck":
+            session.trace.note(f"{probe.name}'s call on the second thread waits inside the implementation: the "
+                               "signal returns, and the call goes on when the implementation lets it")
     finally:
         if frame is not None:
             evidence.end(frame)

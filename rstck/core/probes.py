@@ -44,14 +44,15 @@ class SerialCalls:
     """Runs calls one at a time, never holding a lock of the kit's while the implementation runs.
 
     A call nested inside the running one (same thread) runs at once, as a re-entrant call may. A call
-    made while another thread's call is running waits for it, briefly: the call under way normally
-    returns at once (it only hands demand over). If it does not (it waits for the very thread that
-    wants to call), the new call is queued and that thread runs it once its own call returns. So the
-    kit's calls on one subscription, or its signals to one subscriber, never overlap (2.7, 1.3), and
-    the kit never deadlocks an implementation.
+    made while another thread's call is running waits for it while it makes progress: the call under way
+    normally returns at once (it only hands demand over). Once it waits at one place (maybe for the very
+    thread that wants to call, which holds a lock of the implementation's), the new call is queued and that
+    thread runs it once its own call returns. So the kit's calls on one subscription, or its signals to one
+    subscriber, never overlap (2.7, 1.3), and the kit never holds up a thread of the implementation's on a
+    call that waits for it.
     """
 
-    WAIT_S = 0.1
+    WAIT_S = 0.1  # the longest a call waits for another thread's that keeps running
 
     def __init__(self) -> None:
         self._free = threading.Condition()
@@ -61,9 +62,15 @@ class SerialCalls:
     def run(self, call: Callable[[], None]) -> bool:
         """Run `call` now, or queue it; False if it was queued for the running thread."""
         me = threading.get_ident()
+        owner = self._owner
+        running = threading._active.get(owner) if owner not in (None, me) else None  # type: ignore[attr-defined]
+        if running is not None:
+            from rstck.core.perturb import BLOCKED_STABLE_S, LOOK_S
+            from rstck.core.thread_states import wait_unless_stuck
+
+            wait_unless_stuck(running, lambda: self._owner in (None, me), time.monotonic() + self.WAIT_S,
+                              stable_s=BLOCKED_STABLE_S, look_s=LOOK_S)
         with self._free:
-            if self._owner not in (None, me):
-                self._free.wait_for(lambda: self._owner is None, timeout=self.WAIT_S)
             if self._owner not in (None, me):
                 self._queue.append(call)
                 return False
@@ -348,6 +355,10 @@ class ProbeSubscriber:
         if self._session.lifecycle.sealed:  # a call from what an abandoned check left behind: counted, not judged
             self.trace.record_fast(kind, self.name, None)
             return
+        with self._session.calls.handled(f"{self.name}.{kind}", kind):
+            self._handle(kind, args, null_argument)
+
+    def _handle(self, kind: str, args: tuple, null_argument: bool) -> None:
         started = time.perf_counter_ns()
         me = _get_ident()
         if kind == "on_subscribe" and args[0] is not None:
@@ -678,6 +689,10 @@ class ProbeSubscription:
         self.cancels += 1
 
     def _called(self, kind: str, args: tuple) -> None:
+        with self.publisher.session.calls.handled(f"{self.name}.{kind}", kind):
+            self._judge_call(kind, args)
+
+    def _judge_call(self, kind: str, args: tuple) -> None:
         session = self.publisher.session
         me = threading.get_ident()
         signal = session.trace.record(kind, self.name, args)

@@ -27,7 +27,7 @@ from rstck.core.kit_threads import start_kit_thread
 from rstck.core.labels import Labels
 from rstck.core.lifecycle import Lifecycle
 from rstck.core.probes import ProbeObserver, ProbePublisher, ProbeSubscriber
-from rstck.core.settle import SettleOutcome
+from rstck.core.settle import SettleOutcome, SettleTimeout
 from rstck.core.signalling import Signalling
 from rstck.core.signals import Trace
 from rstck.core.surfacing import Surfacing
@@ -159,13 +159,42 @@ class Session:
 
     @recorded("settle", lambda self, evidence: {}, lambda self: self.evidence)
     def settle(self) -> SettleOutcome:
-        """Return once the target can produce no further signal without outside input."""
+        """Return once the target can produce no further signal without outside input.
+
+        Never while a call between the kit and the implementation is under way on another thread (the kit's
+        second-thread request blocked on the implementation's lock, a probe lingering inside on_next on the
+        implementation's thread): the implementation goes on once it returns, so a silence then would be one the
+        kit caused. Settling waits for it, up to the deadline; a call still under way then is charged to the
+        rule its hang breaks, saying so."""
         outcome = self.settler.settle(self.deadline)
+        while self.calls.under_way_elsewhere() and not self.findings.must_broken:
+            self.wait_for_calls_elsewhere()
+            outcome = self.settler.settle(self.deadline)
         self.note_settled(outcome.method, outcome.window_s)
         self.ends.settled()
         self.trace.note("settled" if outcome.method == "idle" else f"settled: {outcome.method}")
         self.findings.raise_pending()
         return outcome
+
+    def wait_for_calls_elsewhere(self, *, judge: bool = True) -> None:
+        """Wait until no call between the kit and the implementation is under way on another thread; at the
+        deadline, charge the one that hung (`judge`), or just stop waiting."""
+        while True:
+            under_way = self.calls.under_way_elsewhere()
+            if not under_way or (judge and self.findings.must_broken):
+                return
+            if time.monotonic() >= self.deadline:
+                if not judge:
+                    return
+                hung = [entry for entry in under_way if entry.rule] or under_way
+                entry = hung[0] if hung[0].rule else hung[-1]
+                waited = f"{time.monotonic() - entry.since:.2f} s"
+                if entry.rule:
+                    raise RuleViolation(entry.rule, f"{entry.text} to return",
+                                        f"it had not returned by the deadline ({waited}; settling waits for the "
+                                        "kit's calls under way before it judges any silence)", timed_out=True)
+                raise SettleTimeout(f"{entry.text} was still under way at the deadline ({waited})")
+            self.trace.wait_for_more(len(self.trace), 0.002)
 
     def note_settled(self, method: str, window_s: float = 0.0) -> None:
         """A settle was decided by `method` (rstck.core.settle.SettleOutcome), relying on a quiet window of
@@ -178,7 +207,9 @@ class Session:
         """What a verdict of "nothing (more) arrived" rests on, when a quiet window decided it."""
         if "quiet-period" not in self.settled_by:
             return ""
-        return f" (settled by a quiet period of {self.quiet_window_s * 1000:.0f} ms: {self.settler.quiet_reason})"
+        waited = ", then waited for until the deadline" if getattr(self.settler, "waited_to_deadline", False) else ""
+        return (f" (settled by a quiet period of {self.quiet_window_s * 1000:.0f} ms{waited}: "
+                f"{self.settler.quiet_reason})")
 
     # -- what the kit hands to the implementation -------------------------------------------------
 

@@ -82,6 +82,8 @@ class Settler:
         self.broken: Callable[[], bool] = lambda: False
         self._signalling: set[int] = set()
         self._longest_gap_s = 0.0
+        self.relied_on_quiet = False  # a settle of this check was decided by a quiet window
+        self.waited_to_deadline = False  # an expected signal was then waited for until the deadline, in vain
 
     def settle(self, deadline: float) -> SettleOutcome:
         started = time.monotonic()
@@ -104,6 +106,7 @@ class Settler:
                 if len(self.trace) != seen or self._has_pending_work():
                     continue
                 method, window = "quiet-period", self.quiet_period_s
+            self.relied_on_quiet |= method == "quiet-period"
             return SettleOutcome(method, time.monotonic() - started, window)
 
     # -- the loop and the executor: work the kit can count --------------------------------------
@@ -208,9 +211,18 @@ class Settler:
             window = max(window, self.quiet_window(deadline))
 
     def await_signal(self, arrived: Callable[[], bool], deadline: float) -> bool:
-        """Wait for a signal a check expects to have arrived by now. Settling here is exact: once settled, what
-        has not arrived will not arrive without outside input."""
-        return arrived()
+        """Wait for a signal a check expects to have arrived by now. Where settling was exact, what has not
+        arrived will not arrive without outside input. Where a quiet window decided (threads the kit cannot
+        watch going idle), the window may have been too short: the signal is waited for up to the deadline, so
+        that a verdict of absence never rests on a window alone (only a target that fails pays for the wait)."""
+        if arrived() or not self.relied_on_quiet:
+            return arrived()
+        while not arrived():
+            if time.monotonic() >= deadline:
+                self.waited_to_deadline = True
+                return False
+            self.trace.wait_for_more(len(self.trace), min(0.05, max(0.0, deadline - time.monotonic())))
+        return True
 
 
 class FixedDelaySettler(Settler):

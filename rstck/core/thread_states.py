@@ -283,3 +283,27 @@ def _scheduler_state(thread: threading.Thread | None) -> str:
         return ""
     closing = text.rfind(b")")
     return text[closing + 2:closing + 3].decode("ascii", "replace") if closing >= 0 else ""
+
+
+def wait_unless_stuck(thread: threading.Thread, done: Any, end: float, *, stable_s: float, look_s: float) -> str:
+    """Wait until `done()`, or until `thread` has waited at one place for `stable_s` (parked, or blocked where the
+    kit cannot read it: it waits for something, maybe for the very thread that waits here), or until `end`
+    (time.monotonic()). Says which: "done", "stuck" or "bound". A thread that runs, or has yet to start, is
+    waited for."""
+    where: Any = None
+    since = time.monotonic()
+    while not done():
+        now = time.monotonic()
+        if now >= end:
+            return "bound"
+        state = read_states({thread.ident: thread})[thread.ident] if thread.ident is not None else RUNNING
+        if state.kind in ("parked", "blocked"):
+            here = (state.kind, state.where)
+            if here != where:
+                where, since = here, now
+            elif now - since >= stable_s:
+                return "stuck"
+        else:
+            where, since = None, now
+        time.sleep(min(look_s, max(0.0, end - now)))
+    return "done"

@@ -124,7 +124,7 @@ def _wait(worker: threading.Thread, session: Session, target: Target, check: Che
         if not worker.is_alive():
             return None
         now = time.monotonic()
-        stuck = session.calls.outstanding[-1] if session.calls.outstanding else None
+        stuck = session.calls.stuck()
         first = target.known_hangs.get(stuck.method) if stuck is not None else None
         if first is not None and now - stuck.since >= max(KNOWN_HANG_S, target.responsiveness_bound_s):
             return Hang(stuck, now - stuck.since, known_from=first)

@@ -202,6 +202,9 @@ class FuzzMachine(RuleBasedStateMachine):
                 # feeds, so that nothing an example started waits for ever (a campaign runs thousands).
                 self._run_step("wind_down", {}, self.session.lifecycle.finish)
         finally:
+            # What a step that failed left under way (a second-thread call waiting on the implementation's lock)
+            # is let finish before the session closes, so that the next example does not pay for it.
+            self.session.wait_for_calls_elsewhere(judge=False)
             self.session.lifecycle.close()
             self.context.end_step()
 

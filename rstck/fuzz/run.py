@@ -353,7 +353,7 @@ def _hang(context: RunContext, role: str, seed: int, timeout_s: float) -> Findin
     """The step never returned: judged as the rule runner judges a check that never returned (the call it is
     stuck in is charged, unless a violation the example recorded before it weighs more)."""
     session = context.session
-    stuck = session.calls.outstanding[-1] if session is not None and session.calls.outstanding else None
+    stuck = session.calls.stuck() if session is not None else None
     if session is not None:
         session.lifecycle.abandon()  # what the stuck step left behind is counted from now on, not recorded
         session.target.session_abandoned(session)

@@ -16,6 +16,7 @@ MAX_DEMAND = 2**63 - 1
 # with RSTCK_REPRO_QUIET_S on a slow machine. A settle of an implementation that started no thread is immediate.
 QUIET_S = float(os.environ.get("RSTCK_REPRO_QUIET_S", "0.2"))
 LINGER_BOUND_S = 0.25  # the longest a recorder lingers inside a signal (the race window rstck held open)
+STUCK_S = 0.01  # a thread of the script's that stays at one place this long waits for something
 EXIT_KEPT, EXIT_BROKEN, EXIT_CANNOT_RUN = 0, 1, 2
 # What the scenario says of itself (main's arguments): the target it was written for, the rule, the check's deadline.
 _config = {"target": "", "rule": "", "deadline_s": 5.0, "responsiveness_bound_s": 0.25, "event_loop": False,
@@ -27,7 +28,8 @@ _activity = threading.Condition(_lock)
 _local = threading.local()
 _transcript = []  # every call and signal, in order
 _violations = []
-_outstanding = {}  # id -> (text, rule, since): calls into the implementation under way
+_outstanding = {}  # id -> (text, rule, since, thread): calls into the implementation under way
+_handling = {}  # id -> thread: the implementation's calls into the script (a recorder's signal) under way
 _kit_threads = set()  # this script's own threads, never the implementation's
 _baseline = set()  # the threads alive before the scenario began
 _recorders = weakref.WeakSet()  # weakly: 3.13 needs a recorder collectable
@@ -96,6 +98,45 @@ def note(text):
     return Entry(f"({text})", _depth(), threading.current_thread().name)
 
 
+class _Handled:
+    """An implementation's call into the script (a recorder's signal) under way on this thread."""
+
+    def __enter__(self):
+        self.key = object()
+        with _lock:
+            _handling[id(self.key)] = threading.get_ident()
+
+    def __exit__(self, *exc):
+        with _lock:
+            del _handling[id(self.key)]
+
+
+def _under_way_elsewhere():
+    """The calls between the script and the implementation under way on other threads: (text, rule) of each call
+    into the implementation, then ("", "") for each call into the script."""
+    me = threading.get_ident()
+    with _lock:
+        return [(e[0], e[1]) for e in _outstanding.values() if e[3] != me] + \
+            [("", "") for thread in _handling.values() if thread != me]
+
+
+def _stuck(thread, done, bound_s):
+    """Wait until `done()`, or until `thread` has stayed at one place for STUCK_S (it waits for something, maybe
+    for the thread that waits here), or for `bound_s`; True if it is stuck."""
+    end = time.monotonic() + bound_s
+    where, since = None, time.monotonic()
+    while not done() and time.monotonic() < end:
+        frame = sys._current_frames().get(thread.ident)
+        here = (frame.f_code, frame.f_lasti) if frame is not None else None
+        del frame
+        if here != where:
+            where, since = here, time.monotonic()
+        elif here is not None and time.monotonic() - since >= STUCK_S:
+            return True
+        time.sleep(0.001)
+    return False
+
+
 class _Nested:
     def __enter__(self):
         _local.depth = _depth() + 1
@@ -129,7 +170,7 @@ def call(text, function, *args, rule, hang_rule=None, goes_on=False):
     entry = log(text)
     key = object()
     with _lock:
-        _outstanding[id(key)] = (text, hang_rule or rule, time.monotonic())
+        _outstanding[id(key)] = (text, hang_rule or rule, time.monotonic(), threading.get_ident())
     calls = _local.__dict__.setdefault("calls", [])
     calls.append(getattr(function, "__name__", ""))
     try:
@@ -231,7 +272,7 @@ def expect_raise(obj, label, method, args, *, error_type, rule):
     entry = log(f"{label}.{method}({', '.join(show(a) for a in args)})")
     key = object()
     with _lock:
-        _outstanding[id(key)] = (entry.text, rule, time.monotonic())
+        _outstanding[id(key)] = (entry.text, rule, time.monotonic(), threading.get_ident())
     try:
         with _Nested():
             in_loop(getattr(obj, method), *args)
@@ -249,7 +290,8 @@ def expect_raise(obj, label, method, args, *, error_type, rule):
 
 class SerialCalls:
     """Runs the kit's calls one at a time, never holding a lock while the implementation runs (as rstck's own):
-    a call from another thread waits briefly for the running one, else is queued for that thread to run."""
+    a call from another thread waits for the running one while it makes progress, else is queued for that thread
+    to run (it may wait for the very thread that wants to call)."""
 
     WAIT_S = 0.1
 
@@ -260,9 +302,10 @@ class SerialCalls:
 
     def run(self, function):
         me = threading.get_ident()
+        owner = threading._active.get(self._owner) if self._owner not in (None, me) else None
+        if owner is not None:
+            _stuck(owner, lambda: self._owner in (None, me), self.WAIT_S)
         with self._free:
-            if self._owner not in (None, me):
-                self._free.wait_for(lambda: self._owner is None, timeout=self.WAIT_S)
             if self._owner not in (None, me):
                 self._queue.append(function)
                 return
@@ -370,6 +413,10 @@ class Recorder:
         self._signal("on_complete", None)
 
     def _signal(self, kind, arg):
+        with _Handled():
+            self._handle(kind, arg)
+
+    def _handle(self, kind, arg):
         started = time.perf_counter()
         me = threading.get_ident()
         shown = "" if kind == "on_complete" else ("sub" if kind == "on_subscribe" and arg is not None else show(arg))
@@ -587,6 +634,10 @@ class KitSubscription:
         self.cancels += 1
 
     def _called(self, kind, args):
+        with _Handled():
+            self._judge_call(kind, args)
+
+    def _judge_call(self, kind, args):
         me = threading.get_ident()
         entry = log(f"{self.name}.{kind}({', '.join(show(a) for a in args)})")
         terminal, returned, silence = self.terminal, self.terminal_returned, self.silence_rule
@@ -836,24 +887,42 @@ def settle():
     check's deadline)."""
     end = time.monotonic() + _config["deadline_s"]
     how = "idle"
-    if _loop:
-        _run_the_loop()
-    with _activity:
-        while _foreign_threads():
-            quiet_for = time.monotonic() - _last_activity[0]
-            if quiet_for >= QUIET_S:
-                how = f"quiet for {QUIET_S:g} s"
-                break
-            if time.monotonic() >= end:
-                how = "the deadline"
-                break
-            _activity.wait(min(QUIET_S - quiet_for, 0.01))
+    while True:
+        _wait_for_calls_elsewhere(end)
+        if _loop:
+            _run_the_loop()
+        with _activity:
+            while _foreign_threads():
+                quiet_for = time.monotonic() - _last_activity[0]
+                if quiet_for >= QUIET_S:
+                    how = f"quiet for {QUIET_S:g} s"
+                    break
+                if time.monotonic() >= end:
+                    how = "the deadline"
+                    break
+                _activity.wait(min(QUIET_S - quiet_for, 0.01))
+        if not _under_way_elsewhere():
+            break
     for recorder in _recorders:
         recorder.cancel_settled = recorder.cancel_settled or recorder.cancelled
     for subscription in _kit_subscriptions:
         subscription.cancel_settled = subscription.cancel_settled or subscription.cancelled
     note("settled" if how == "idle" else f"settled: {how}")
     raise_pending()
+
+
+def _wait_for_calls_elsewhere(end):
+    """No silence is judged while a call between the script and the implementation is under way on another thread
+    (the implementation goes on once it returns): wait for it, and charge a call still under way at the deadline."""
+    with _activity:
+        while _under_way_elsewhere():
+            if time.monotonic() >= end:
+                calls = [call for call in _under_way_elsewhere() if call[1]]
+                if calls:
+                    fail(calls[0][1], f"{calls[0][0]} to return", "it had not returned by the deadline (settling "
+                         "waits for the calls under way before it judges any silence)")
+                return
+            _activity.wait(0.002)
 
 
 def linger(why):
@@ -880,11 +949,14 @@ def _second_thread_allowed():
 
 
 def on_second_thread(function, bound_s):
-    """Run `function` on a second thread while this signal is in flight, waiting for it up to `bound_s`."""
+    """Run `function` on a second thread while this signal is in flight, waiting for it up to `bound_s`, but only
+    while it makes progress: once it waits at one place (on a lock the implementation holds across this signal),
+    the signal returns and the call goes on when the implementation lets it, as rstck does."""
     thread = threading.Thread(target=function, name="second-thread", daemon=True)
     _kit_threads.add(thread)
     thread.start()
-    thread.join(bound_s)
+    if _stuck(thread, lambda: not thread.is_alive(), bound_s):
+        note("the call on the second thread waits inside the implementation: the signal returns")
     _second_threads.append(thread)
 
 
@@ -1213,7 +1285,7 @@ def _watchdog():
         if any(now - entry[2] > _config["deadline_s"] for entry in outstanding):
             # The innermost call, begun last, is what the others wait for: the verdict is its own, once it too is
             # past the deadline (as rstck judges it), however long after the outer call it began.
-            text, rule, began = max(outstanding, key=lambda entry: entry[2])
+            text, rule, began, _thread = max(outstanding, key=lambda entry: entry[2])
             if now - began <= _config["deadline_s"]:
                 continue
             violation(rule, f"{text} to return", f"it had not returned after {_config['deadline_s']:g} s")
