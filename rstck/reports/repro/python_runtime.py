@@ -120,15 +120,29 @@ def _under_way_elsewhere():
             [("", "") for thread in _handling.values() if thread != me]
 
 
+def _places(idents):
+    """Where each thread is: its innermost frame's code and position (None: not running Python code). The collector
+    is off meanwhile: CPython holds its thread list's lock while it makes the frames."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        frames = sys._current_frames()
+        places = {ident: (frames[ident].f_code, frames[ident].f_lasti) if ident in frames else None
+                  for ident in idents}
+        del frames
+    finally:
+        if enabled:
+            gc.enable()
+    return places
+
+
 def _stuck(thread, done, bound_s):
     """Wait until `done()`, or until `thread` has stayed at one place for STUCK_S (it waits for something, maybe
     for the thread that waits here), or for `bound_s`; True if it is stuck."""
     end = time.monotonic() + bound_s
     where, since = None, time.monotonic()
     while not done() and time.monotonic() < end:
-        frame = sys._current_frames().get(thread.ident)
-        here = (frame.f_code, frame.f_lasti) if frame is not None else None
-        del frame
+        here = _places([thread.ident])[thread.ident]
         if here != where:
             where, since = here, time.monotonic()
         elif here is not None and time.monotonic() - since >= STUCK_S:
@@ -930,9 +944,18 @@ def linger(why):
     LINGER_BOUND_S passes: the window a race needs, held open as rstck held it."""
     end = time.monotonic() + LINGER_BOUND_S
     seen = _numbers["seq"]
-    started = time.monotonic()
+    started = since = time.monotonic()
+    places = None
     with _activity:
-        while _numbers["seq"] == seen and _foreign_threads() and time.monotonic() < end:
+        while _numbers["seq"] == seen and time.monotonic() < end:
+            threads = _foreign_threads()
+            if not threads:
+                break
+            now = _places([thread.ident for thread in threads])
+            if now != places:
+                places, since = now, time.monotonic()
+            elif time.monotonic() - since >= STUCK_S:
+                break  # each waits at one place (for a lock this thread holds, maybe): nothing more comes of waiting
             _activity.wait(0.001)
     note(f"lingered {(time.monotonic() - started) * 1000:.1f} ms {why}")
 
