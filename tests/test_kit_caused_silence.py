@@ -15,6 +15,7 @@ import threading
 
 import pytest
 
+import rstck
 from rstck.core.target import load_target
 from rstck.execution.plan import plan
 from rstck.execution.runner import run_check
@@ -122,3 +123,37 @@ def test_a_reproducer_of_a_real_race_keeps_the_sentence_against_a_lock_holding_p
     for found in made:
         for name in styles.TARGETS:
             assert_kept_by(found, f"{ZOO}:{name}")
+
+
+class RequestHangsDuringADelivery(styles.DrainingSubscription):
+    """A mutant: a request made on another thread while a delivery is under way waits for an acknowledgement the
+    delivering thread never gives: it never returns."""
+
+    delivering_on: int | None = None
+
+    def drain(self) -> None:
+        self.delivering_on = threading.get_ident()
+        try:
+            super().drain()
+        finally:
+            self.delivering_on = None
+
+    def request(self, n: int) -> None:
+        if self.delivering_on not in (None, threading.get_ident()):
+            threading.Event().wait()
+        super().request(n)
+
+
+class HangingPublisher(styles.TimerPublisher):
+    def subscribe(self, subscriber) -> None:
+        RequestHangsDuringADelivery(subscriber, self.n, styles._on_a_timer).announce(subscriber)
+
+
+def test_a_call_still_under_way_at_the_deadline_is_charged_to_its_own_item_saying_so():
+    """Settling waits for the kit's calls under way; one that never returns is judged as what it is: 3.16 (request
+    must return normally), decided by the deadline, not a missing element of 3.8."""
+    target = rstck.InProcessTarget(create_publisher=HangingPublisher)
+    (check,) = [p.check for p in plan(target) if p.check.name == "demand_from_a_second_thread_during_a_delivery_is_added"]
+    result = run_check(check, target, timeout_s=1.0)
+    assert (result.verdict, result.violated, result.timed_out) == (Verdict.FAIL, "3.16", True), result.message
+    assert "sub#1.request(2) to return" in result.message and "had not returned by the deadline" in result.message

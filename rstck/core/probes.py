@@ -227,6 +227,9 @@ class ProbeSubscriber:
         self.keep = keep
         self.completed = 0
         self.errors: list[BaseException] = []
+        # The terminal signal reached the kit inside one of its calls but happened before it (rstck.core.signalling):
+        # the call met a stream already over.
+        self.ended_before_a_call = False
         self.requested = 0  # demand signalled while the subscription was live
         self.cancelled = False
         self.cancelled_at: int | None = None  # elements received when the first cancel was made
@@ -468,6 +471,8 @@ class ProbeSubscriber:
             self.completed += 1
         else:
             self.errors.append(args[0])
+        if kind != "on_next" and self._session.signalling.happened_before_the_call():
+            self.ended_before_a_call = True
 
     # -- what the kit calls on the subscription -------------------------------------
 

@@ -186,14 +186,14 @@ class Session:
             if time.monotonic() >= self.deadline:
                 if not judge:
                     return
-                hung = [entry for entry in under_way if entry.rule] or under_way
-                entry = hung[0] if hung[0].rule else hung[-1]
-                waited = f"{time.monotonic() - entry.since:.2f} s"
-                if entry.rule:
-                    raise RuleViolation(entry.rule, f"{entry.text} to return",
-                                        f"it had not returned by the deadline ({waited}; settling waits for the "
-                                        "kit's calls under way before it judges any silence)", timed_out=True)
-                raise SettleTimeout(f"{entry.text} was still under way at the deadline ({waited})")
+                calls = [entry for entry in under_way if entry.rule]  # the kit's calls into the implementation
+                if not calls:
+                    raise SettleTimeout(f"{under_way[0].text} was still under way at the deadline")
+                call = calls[0]
+                raise RuleViolation(call.rule, f"{call.text} to return",
+                                    f"it had not returned by the deadline ({time.monotonic() - call.since:.2f} s; "
+                                    "settling waits for the kit's calls under way before it judges any silence)",
+                                    timed_out=True)
             self.trace.wait_for_more(len(self.trace), 0.002)
 
     def note_settled(self, method: str, window_s: float = 0.0) -> None:
@@ -207,7 +207,7 @@ class Session:
         """What a verdict of "nothing (more) arrived" rests on, when a quiet window decided it."""
         if "quiet-period" not in self.settled_by:
             return ""
-        waited = ", then waited for until the deadline" if getattr(self.settler, "waited_to_deadline", False) else ""
+        waited = ", then waited for until the deadline" if self.settler.waited_to_deadline else ""
         return (f" (settled by a quiet period of {self.quiet_window_s * 1000:.0f} ms{waited}: "
                 f"{self.settler.quiet_reason})")
 
