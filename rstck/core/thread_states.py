@@ -91,15 +91,26 @@ def read_states(threads: dict[int, threading.Thread | None]) -> dict[int, Thread
             for ident, state in read.items()}
 
 
+# Several threads read states at once (a check's settle, a probe's linger on the target's thread, a second-thread
+# call's wait): the collector stays off until the last of them is done, and is turned on again only if it was on.
+_collector_guard = threading.Lock()
+_collector_readers = [0, False]  # how many read now; whether the collector was on before the first
+
+
 @contextlib.contextmanager
 def _collector_off() -> Iterator[None]:
-    enabled = gc.isenabled()
-    gc.disable()
+    with _collector_guard:
+        if _collector_readers[0] == 0:
+            _collector_readers[1] = gc.isenabled()
+            gc.disable()
+        _collector_readers[0] += 1
     try:
         yield
     finally:
-        if enabled:
-            gc.enable()
+        with _collector_guard:
+            _collector_readers[0] -= 1
+            if _collector_readers[0] == 0 and _collector_readers[1]:
+                gc.enable()
 
 
 _files_to_read: set[str] = set()
