@@ -195,9 +195,12 @@ def test_junit_of_a_check_run_carries_rule_verdict_and_evidence(capsys, tmp_path
     properties = {p.get("name"): p.get("value") for p in case.iter("property")}
     assert properties["rule"] == "1.1" and properties["level"] == "MUST" and properties["verdict"] == "fail"
     assert properties["spec"] == "reactive-streams"
-    assert case.get("classname").endswith(".publisher") or case.get("classname").endswith(".subscription")
+    # one testcase per item: the implementation and the item's section
+    assert case.get("classname") == f"{cli_targets.excess_on_next.name}.Publisher"
+    assert case.get("name").startswith("1.1: The total number of onNext")
     failure = case.find("failure")
-    assert failure.get("message").startswith("1.1: expected")
+    # the item's reason, as the table gives it: the check that decided it, and what it found
+    assert failure.get("message").startswith("on_next_count_never_exceeds_requested: 1.1: expected")
     assert "trace:" in failure.text and "on_next" in failure.text
 
 

@@ -186,3 +186,23 @@ def test_pytest_leaves_the_kits_own_modules_unrewritten(pytester):
     """)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:rstck", timeout=120)
     assert result.ret == 0, result.stdout.str()
+
+
+def test_a_run_inside_a_test_process_does_not_end_it_for_threads_an_earlier_test_left(pytester):
+    """A non-daemon thread of an implementation an earlier test checked (a module-level pool's worker) is alive when
+    a pytest run inside the same process ends: that run left nothing behind, so it must not end the process (it
+    did: the host, an xdist worker, went down)."""
+    import threading
+
+    from rstck.core.process_end import note_implementation_threads
+
+    release = threading.Event()
+    leftover = threading.Thread(target=release.wait, name="earlier-tests-pool-worker")  # not a daemon
+    leftover.start()
+    note_implementation_threads([leftover])
+    try:
+        reprec = pytester.inline_run("--rstck-target", MUTANT, "--rstck-rules", "1.1")
+        assert reprec.getfailures(), "the run ended, and its host process is still here to count it"
+    finally:
+        release.set()
+        leftover.join()

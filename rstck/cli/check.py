@@ -27,7 +27,7 @@ from rstck.core.verdict import BadInput, Verdict
 from rstck.execution.results import ResultsFile
 from rstck.execution.supervise import CheckRun, Observer, supervise
 from rstck.reports.allowlist import Allowlist, load_allowlist
-from rstck.reports.items import SUMMARY_ORDER, ItemVerdict, gate_status, item_verdicts
+from rstck.reports.items import SUMMARY_ORDER, ItemVerdict, failed_items, gate_status, item_verdicts
 
 MAX_FUZZ_EXAMPLES = 1_000_000
 MAX_STREAM_LENGTH = 1_000_000_000
@@ -52,6 +52,9 @@ def add_check_command(commands: Any) -> None:
     check.add_argument("--allow", metavar="FILE",
                        help="an allowlist of known deviations (TOML; see docs/reports.md): their failures are "
                             "`allowed` until the entry expires")
+    check.add_argument("--strict", action="store_true",
+                       help="a SHOULD item not met (warn) is a failed item, as a MUST item failed is: in the summary, "
+                            "the gate (exit 1), the JUnit XML and the HTML report")
     check.add_argument("--timeout", type=float, default=DEFAULT_DEADLINE_S, metavar="S",
                        help=f"deadline per check in seconds (default {DEFAULT_DEADLINE_S:g})")
     check.add_argument("--list", action="store_true", help="show what would run, run nothing")
@@ -135,12 +138,13 @@ def run_check_command(args: argparse.Namespace) -> int:
         print("\n" + "\n".join(escape_controls(line) for line in summary(made, args.repro)))
         observer.rewrite(rows)
     write_reports(rows, html=args.html, junit=args.junit, notes=notes, suite=f"rstck {outcome.target}",
-                  verdicts={outcome.target: verdicts})
+                  verdicts={outcome.target: verdicts}, strict=args.strict)
     if outcome.interrupted:
         print(f"\nrstck: interrupted after {len(rows)} of {len(outcome.checks)} checks; "
               f"{'the rows so far are in ' + args.results if args.results else 'nothing was written'}")
         return EXIT_INTERRUPTED
-    return _summarise(rows, verdicts, outcome.skipped, planned=len(outcome.checks), expired=len(allowance.expired))
+    return _summarise(rows, verdicts, outcome.skipped, planned=len(outcome.checks), expired=len(allowance.expired),
+                      strict=args.strict)
 
 
 class _CheckObserver(Observer):
@@ -254,13 +258,15 @@ def _same_finding(row: dict[str, Any]) -> tuple[str, str, str]:
 
 
 def _summarise(rows: list[dict[str, Any]], verdicts: dict[str, ItemVerdict], skipped: dict[str, int], *,
-               planned: int, expired: int = 0) -> int:
+               planned: int, expired: int = 0, strict: bool = False) -> int:
     if skipped:
         print("\nnot run (n/a): " + ", ".join(f"{count} {subject} checks (the target offers no {subject})"
                                               for subject, count in skipped.items()))
     counts = {v: sum(found.verdict == v for found in verdicts.values()) for v in SUMMARY_ORDER}
     shown = ", ".join(f"{counts[v]} {v}" for v in SUMMARY_ORDER if counts[v])
-    status, code = gate_status(rows)
+    if strict and counts[Verdict.WARN.value]:  # the number every face reports: rstck/reports/items.py is_failure
+        shown += f" ({len(failed_items(verdicts, strict=True))} failed under --strict)"
+    status, code = gate_status(rows, strict=strict)
     if expired and code != EXIT_NONCONFORMANT:
         status, code = f"NOT CONFORMANT ({expired} allowlist entr{'ies' if expired > 1 else 'y'} expired)", \
             EXIT_NONCONFORMANT

@@ -22,6 +22,9 @@ def add_report_command(commands: Any) -> None:
                         help="where to write the report (default rstck-report/index.html)")
     report.add_argument("--allow", metavar="FILE", help="apply an allowlist of known deviations to the rows")
     report.add_argument("--junit", metavar="FILE", help="also write the merged rows as JUnit XML")
+    report.add_argument("--strict", action="store_true",
+                        help="a SHOULD item not met (warn) is a failed item in the report and the JUnit XML, as "
+                             "`rstck check --strict` counts it")
     report.add_argument("--engine", choices=("local", "spark"), default="local",
                         help="spark: read JSON Lines and Parquet with Spark SQL and add the pass rate over time per "
                              "item and implementation (docs/spark.md)")
@@ -55,20 +58,22 @@ def run_report_command(args: argparse.Namespace) -> int:
     implementations = len({row["implementation"] for row in rows})
     write_reports(rows, html=args.output, junit=args.junit, notes=notes, sources=loaded.sources, suite="rstck",
                   said=f" ({len(rows)} rows, {implementations} implementation{'s' * (implementations != 1)})",
-                  history=history)
+                  history=history, strict=args.strict)
     return EXIT_CONFORMANT
 
 
 def write_reports(rows: list[dict[str, Any]], *, html: str | None, junit: str | None, notes: list[str], suite: str,
                   sources: list[str] = (), said: str = "", history: Any = None,
-                  verdicts: dict[str, Any] | None = None) -> None:
+                  verdicts: dict[str, Any] | None = None, strict: bool = False) -> None:
     """The HTML report and JUnit XML, when asked for (imported only then: start-up counts); with `history`
     (--engine spark), the pass rates in the page and every day of them in pass-rate.csv beside it; with
-    `verdicts`, the item verdicts of each implementation as the caller judged them."""
+    `verdicts`, the item verdicts of each implementation as the caller judged them, so that both count the items
+    the table counts; `strict`: a warn is a failed item in both."""
     if html:
         from rstck.reports.html import write_report
 
-        written = write_report(rows, html, notes=notes, sources=sources, history=history, verdicts=verdicts)
+        written = write_report(rows, html, notes=notes, sources=sources, history=history, verdicts=verdicts,
+                               strict=strict)
         print(f"report: {written}{said}")
         if hasattr(history, "write_csv"):  # the Spark engine's pass rates: every day of them beside the page
             days = len(history.days)
@@ -77,4 +82,4 @@ def write_reports(rows: list[dict[str, Any]], *, html: str | None, junit: str | 
     if junit:
         from rstck.reports.junit import write_junit
 
-        write_junit(rows, junit, suite=suite)
+        write_junit(rows, junit, suite=suite, verdicts=verdicts, strict=strict)

@@ -1,5 +1,6 @@
 """Ending the process: the threads the implementations under test left behind that would keep the interpreter
-from ending, and the standard streams flushed before an `os._exit`."""
+from ending, and the standard streams flushed before an `os._exit`. A run inside a process that hosts others (a
+pytest run inside a test process) ends it only for threads it left behind itself (`besides`)."""
 
 from __future__ import annotations
 
@@ -25,21 +26,21 @@ def watch_pool(pool: Any) -> None:
     _kit_pools.add(pool)
 
 
-def left_behind() -> list[threading.Thread]:
+def left_behind(besides: Iterable[threading.Thread] = ()) -> list[threading.Thread]:
     """Threads the implementations under test left running that would keep the interpreter from ending:
-    non-daemon threads they started (or that ran their tasks) and that are still alive."""
+    non-daemon threads they started (or that ran their tasks) and that are still alive; not those of `besides`."""
     pool_threads = {t for pool in list(_kit_pools) for t in list(getattr(pool, "_threads", ()))}
     me = threading.current_thread()
-    return [t for t in {*list(_seen), *pool_threads} if t.is_alive() and not t.daemon and t is not me]
+    return [t for t in {*list(_seen), *pool_threads} - set(besides) if t.is_alive() and not t.daemon and t is not me]
 
 
-def end_process(code: int, say: Any, *, finalize: bool = True) -> None:
+def end_process(code: int, say: Any, *, finalize: bool = True, besides: Iterable[threading.Thread] = ()) -> None:
     """End the process now if the implementations left threads behind that would keep it from ending
     (as test runners do when they must): name them through `say`, flush, and exit with `code`. Without
     `finalize` (a process that never held an implementation: its files are closed, nothing of it is left to
     tear down), end it now in any case: the interpreter's finalization of the kit's modules costs a run more
     than its check does (benchmarks/startup.py)."""
-    stuck = left_behind()
+    stuck = left_behind(besides)
     if not stuck:
         if not finalize:
             flush_std_streams()

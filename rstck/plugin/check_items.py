@@ -2,10 +2,11 @@
 CheckWorker), as `rstck check`'s checks do, started by the first check and stopped with the session.
 
 A check's row decides its item: an error fails its setup (the message alone, no pytest frames), a fail fails the
-item with the evidence, a warn passes with an RstckWarning (fails under --rstck-strict), and unsupported, n/a and
-untested skip it with the reason. A failure the allowlist (--rstck-allow) allows is an expected failure (xfail). A
-finding of another item is counted once (rstck/plugin/counting.py): the item it stopped is skipped as blocked,
-naming it, unless no item reported it before (--rstck-strict fails every item a finding touched, as before).
+item with the evidence, a warn passes with an RstckWarning (under --rstck-strict it is a failed item, as a fail is),
+and unsupported, n/a and untested skip it with the reason. A failure the allowlist (--rstck-allow) allows is an
+expected failure (xfail). Each failed item is counted once, strict or not (rstck/plugin/counting.py): another check
+that finds the same broken sentence is skipped as the same finding, and the item another item's finding stopped is
+skipped as blocked, naming the finding and the factory it was found on, unless no item reported it before.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import pytest
 from rstck.core.catalog import load_catalog
 from rstck.core.plugins import profile_named
 from rstck.core.target import Target
-from rstck.core.process_end import end_process
+from rstck.core.process_end import end_process, left_behind
 from rstck.core.verdict import Verdict
 from rstck.execution.findings import Result
 from rstck.execution.plan import Planned, planned_info
@@ -31,6 +32,7 @@ from rstck.plugin.counting import FindingsReported, same_worker
 from rstck.plugin.options import in_process, judged, timeout_of
 from rstck.plugin.reporting import record_rows
 from rstck.reports.allure import allure_markers, attach_to_allure
+from rstck.reports.items import stopping_finding
 
 
 class RstckWarning(UserWarning):
@@ -58,8 +60,8 @@ def _reproduce(config: pytest.Config, result: Result) -> None:
 
 
 class CheckFailed(AssertionError):
-    """A check's verdict is fail (or warn under --rstck-strict); the message is the evidence. An
-    AssertionError, so that reporters (Allure) count it as failed, not broken."""
+    """A check found a failed item no item reported before (a fail; under --rstck-strict a warn too); the message
+    is the evidence. An AssertionError, so that reporters (Allure) count it as failed, not broken."""
 
 
 class CheckItem(pytest.Item):
@@ -117,35 +119,35 @@ class CheckItem(pytest.Item):
             allowed = row["deviation"]
             pytest.xfail(f"allowed until {allowed['expires']} by {allowed['entry']}: {allowed['reason']} "
                          f"({allowed['verdict']}: {result.reason})")
-        if self.config.getoption("rstck_strict"):
-            self._judge(result.verdict.value, strict=True)
-            return
         runner, scope = self.config.stash[RUNNER], self.parent.nodeid
         decision = runner.findings.decide(scope, row)
         if decision.reports:
             runner.findings.record(scope, decision.reports, self.nodeid)
+            counted = decision.reports[0]
+            if counted != result.rule:  # where dashboards look: the item this failure counts for
+                self.user_properties.append(("violated", counted))
+            for rule in decision.left:
+                warnings.warn(RstckNote(f"this check found {rule} broken too; an item fails once: the next item "
+                                        f"that finds {rule} broken fails for it, and if none does, this failure "
+                                        "stands for both"))
             raise CheckFailed(result.message)
         others = {rule: node for rule, node in decision.reported_by.items() if rule != result.rule}
         for rule, reporter in others.items():
             warnings.warn(RstckNote(f"this check found the {rule} finding too; {reporter} reported it"))
-        if decision.own == Verdict.FAIL.value:
+        if runner.findings.fails(decision.own):
             pytest.skip(f"the same finding: {result.rule} failed already in {decision.reported_by[result.rule]}; "
                         f"this check found it too: {result.reason}")
         if decision.own == "blocked":
             reporter = ", ".join(sorted(set(others.values()))) or "no other item"
             pytest.skip(f"blocked: {result.check} was stopped by another item's finding, reported by {reporter}: "
-                        f"{result.reason}")
-        self._judge(decision.own, strict=False)
+                        f"{stopping_finding(row)} ({result.reason})")
+        self._judge(decision.own)
 
-    def _judge(self, verdict: str, *, strict: bool) -> None:
-        """The item's own verdict: a fail fails it, a warn warns (fails under --rstck-strict), the verdicts that
-        decide nothing skip it."""
+    def _judge(self, verdict: str) -> None:
+        """The item's own verdict, where it is no failed item: a warn warns, the verdicts that decide nothing skip
+        it."""
         result = self.result
-        if verdict == Verdict.FAIL.value:
-            raise CheckFailed(result.message)
         if verdict == Verdict.WARN.value:
-            if strict:
-                raise CheckFailed(result.message)
             warnings.warn(RstckWarning(result.message))
         elif verdict in (Verdict.UNSUPPORTED.value, Verdict.NOT_APPLICABLE.value, Verdict.UNTESTED.value):
             pytest.skip(f"{verdict}: {result.reason}")
@@ -171,7 +173,11 @@ class CheckRunner:
         self.plans: dict[str, Any] = {}
         self._worker: CheckWorker | None = None
         self._exit_status = 0
-        self.findings = FindingsReported()  # each broken sentence counted once (rstck/plugin/counting.py)
+        # each failed item counted once (rstck/plugin/counting.py)
+        self.findings = FindingsReported(strict=config.getoption("rstck_strict"))
+        # Threads an earlier run in this process left behind (pytest run inside a test process): not this run's to
+        # end the process for.
+        self._left_before = left_behind()
         config.stash[RUNNER] = self
 
     def worker(self) -> CheckWorker | None:
@@ -208,7 +214,7 @@ class CheckRunner:
                   f"test {'were' if len(left) != 1 else 'was'} still running in the check worker process "
                   f"({names}); it was ended", file=sys.stderr)
         if self.ran_checks:
-            end_process(self._exit_status, lambda text: print(text, file=sys.stderr))
+            end_process(self._exit_status, lambda text: print(text, file=sys.stderr), besides=self._left_before)
 
 
 RUNNER = pytest.StashKey[CheckRunner]()

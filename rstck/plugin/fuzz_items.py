@@ -27,7 +27,7 @@ from rstck.fuzz.budgets import DEFAULT_DATABASE, PROFILES, ROLES, choose_profile
 from rstck.fuzz.campaign import Shard, ShardOutcome, run_shard_on
 from rstck.fuzz.local_engine import run_local
 from rstck.fuzz.report import SPEC, merge, result_row
-from rstck.plugin.check_items import RUNNER, RstckNote
+from rstck.plugin.check_items import RUNNER, RstckNote, RstckWarning
 from rstck.plugin.counting import same_worker
 from rstck.plugin.options import in_process, judged, timeout_of
 from rstck.plugin.reporting import record_rows
@@ -60,7 +60,7 @@ class FuzzItem(pytest.Item):
         self.target = target
         self.role = role
         self.outcome: ShardOutcome | None = None
-        self.messages: list[tuple[str, str, str]] = []  # kind, rule, message of each finding
+        self.messages: list[tuple[str, str, str]] = []  # verdict, rule, message of each finding
         self.add_marker(pytest.mark.fuzz)
         self.add_marker(getattr(pytest.mark, role))
         self.add_marker(same_worker(self.parent.nodeid))
@@ -102,28 +102,32 @@ class FuzzItem(pytest.Item):
                 warnings.warn(RstckNote(f"fuzzing the {self.role} found {finding.rule}, allowed until "
                                         f"{row['deviation']['expires']} by {row['deviation']['entry']}"))
             else:
-                self.messages.append((finding.kind, finding.rule, result.message))
+                self.messages.append((row["verdict"], finding.rule, result.message))
             rows.append(row)
         record_rows(self, rows)
         self.user_properties.append(("rstck_fuzz_examples", outcome.examples))
-        if self.messages and all(kind == "error" for kind, _, _ in self.messages):
+        if self.messages and all(verdict == Verdict.ERROR.value for verdict, _, _ in self.messages):
             raise FuzzError("\n\n".join(text for _, _, text in self.messages))
 
     def runtest(self) -> None:
-        """Fails for the findings no check item of the same target reported before it in this process (every
-        finding under --rstck-strict): a sentence is counted once (rstck/plugin/counting.py)."""
-        strict = self.config.getoption("rstck_strict")
+        """Fails for the failed items no item of the same target reported before it in this process (a fail; under
+        --rstck-strict a warn too), and reports them: each is counted once (rstck/plugin/counting.py). A warn
+        that is no failure warns, as a check item's does."""
         runner, scope = self.config.stash[RUNNER], self.parent.nodeid
-        violations = []
-        for kind, rule, text in self.messages:
-            if kind != "violation":
+        violations, first_seen = [], []
+        for verdict, rule, text in self.messages:
+            if not runner.findings.fails(verdict):  # an error failed setup already
+                if verdict == Verdict.WARN.value:
+                    warnings.warn(RstckWarning(text))
                 continue
-            reporter = None if strict else runner.findings.reported(scope, rule)
+            reporter = runner.findings.reported(scope, rule)
             if reporter is None:
                 violations.append(text)
+                first_seen.append(rule)
             else:
                 warnings.warn(RstckNote(f"fuzzing the {self.role} found the {rule} finding too; {reporter} "
                                         "reported it"))
+        runner.findings.record(scope, first_seen, self.nodeid)
         if violations:
             raise FuzzFailed("\n\n".join(violations))
 

@@ -47,8 +47,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--rstck-timeout", type=float, default=None, metavar="S",
                     help=f"deadline per check in seconds (default {DEFAULT_DEADLINE_S:g})")
     group.addoption("--rstck-strict", action="store_true",
-                    help="a warn verdict fails its item, and so does a finding of another item already reported "
-                         "(by default it is counted once: the item it blocked is skipped, the fuzz item passes)")
+                    help="a SHOULD item not met (warn) is a failed item, as `rstck check --strict` counts it: the "
+                         "first item to find it fails, and each failed item is still counted once")
     group.addoption("--rstck-repro", metavar="DIR",
                     help="write a standalone reproducer script per failing check into DIR; the failure names it")
     group.addoption("--rstck-allow", metavar="FILE",

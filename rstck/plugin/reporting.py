@@ -77,7 +77,7 @@ class Reporting:
 
         rows, _ = merge([upgrade(row) for row in self.rows])
         try:
-            self.written = f"rstck report: {write_report(rows, html)}"
+            self.written = f"rstck report: {write_report(rows, html, strict=self.config.getoption('rstck_strict'))}"
         except BadInput as exc:
             self.written = f"rstck: {exc}"
             session.exitstatus = pytest.ExitCode.USAGE_ERROR

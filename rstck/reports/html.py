@@ -25,7 +25,7 @@ from rstck.core.catalog import load_catalog
 from rstck.core.plugins import adapter_for, profiles
 from rstck.core.signals import escape_controls
 from rstck.core.verdict import LEVEL_GROUPS, BadInput
-from rstck.reports.items import ItemVerdict, gate_status, item_verdicts
+from rstck.reports.items import ItemVerdict, by_implementation, failed_items, gate_status, item_verdicts
 from rstck.reports.pictures import PATTERNS, Point, RunHistory, points_by_day, section_bars, trend_chart, verdict_bars
 from rstck.execution.rows import recorded_now
 
@@ -156,23 +156,25 @@ class Headline:
     findings: list[Finding]
     blocked: int  # items a finding of another item kept from a verdict: counted, not listed
     counts: str
+    failed: int  # the failed items, as every face counts them (rstck/reports/items.py is_failure)
+    failed_said: str  # what makes them up: " (1 fail)", " (1 fail, 2 warn); strict: ..."
     pictures: list[tuple[str, Any]] = dataclasses.field(default_factory=list)  # (profile title, its bars)
     trend: Any = None  # the pass rate over time, when a history was given
 
 
 def render(rows: list[dict[str, Any]], *, notes: list[str] = (), sources: list[str] = (), history: Any = None,
-           verdicts: dict[str, dict[str, ItemVerdict]] | None = None) -> str:
+           verdicts: dict[str, dict[str, ItemVerdict]] | None = None, strict: bool = False) -> str:
     """The page for these (merged) rows; `history`: pass rates over time, drawn per implementation in its
     headline: the Spark engine's (reports/spark.py PassRates, also shown as a table after the items) or a local
     history of runs (RunHistory). `verdicts`: each implementation's item verdicts, when the caller has judged
-    these rows already (`rstck check` prints them too)."""
+    these rows already (`rstck check` prints them too). `strict`: a warn is a failed item, and fails the gate."""
     from jinja2 import Environment, PackageLoader, select_autoescape
 
     env = Environment(loader=PackageLoader("rstck.reports", "templates"), autoescape=select_autoescape(default=True),
                       trim_blocks=True, lstrip_blocks=True)
     script = resources.files("rstck.reports").joinpath("templates/report.js").read_text(encoding="utf-8")
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
-    model = _model(rows, history, verdicts)
+    model = _model(rows, history, verdicts, strict=strict)
     return env.get_template("report.html.j2").render(
         script=script, script_hash=f"sha256-{digest}", generated=recorded_now(), version=_version(),
         notes=[Text.of(n, 400) for n in notes], sources=[Text.of(s, 400) for s in sources], rows=len(rows),
@@ -190,10 +192,10 @@ def _version() -> str:
 
 def write_report(rows: list[dict[str, Any]], path: str | pathlib.Path, *, notes: list[str] = (),
                  sources: list[str] = (), history: Any = None,
-                 verdicts: dict[str, dict[str, ItemVerdict]] | None = None) -> pathlib.Path:
+                 verdicts: dict[str, dict[str, ItemVerdict]] | None = None, strict: bool = False) -> pathlib.Path:
     path = pathlib.Path(path)
     _link_reproducers(rows, path.parent)
-    page = render(rows, notes=notes, sources=sources, history=history, verdicts=verdicts)
+    page = render(rows, notes=notes, sources=sources, history=history, verdicts=verdicts, strict=strict)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(page, encoding="utf-8")
@@ -226,14 +228,12 @@ def _escaped(value: Any) -> Any:
 
 
 def _model(rows: list[dict[str, Any]], history: Any = None,
-           judged: dict[str, dict[str, ItemVerdict]] | None = None) -> dict[str, Any]:
+           judged: dict[str, dict[str, ItemVerdict]] | None = None, *, strict: bool = False) -> dict[str, Any]:
     rows = [_visible(row) for row in rows]
-    by_implementation: dict[str, list[dict[str, Any]]] = {}
-    for row in rows:
-        by_implementation.setdefault(row["implementation"], []).append(row)
-    names = sorted(by_implementation)
+    rows_of = by_implementation(rows)
+    names = sorted(rows_of)
     if judged is None:
-        verdicts = {name: item_verdicts(by_implementation[name]) for name in names}
+        verdicts = {name: item_verdicts(rows_of[name]) for name in names}
     else:  # judged on the rows as written: shown as the rows are
         shown = {escape_controls(name): found for name, found in judged.items()}
         verdicts = {name: {escape_controls(item_id): ItemVerdict(found.verdict, escape_controls(found.reason),
@@ -279,7 +279,7 @@ def _model(rows: list[dict[str, Any]], history: Any = None,
                                                       Text.of(text, 600), cells, search + " " + final_spec.lower(),
                                                       final_spec))
     trends = _trends(history)
-    headlines = [_headline(name, by_implementation[name], verdicts[name], details, item_info, trends.get(name))
+    headlines = [_headline(name, rows_of[name], verdicts[name], details, item_info, trends.get(name), strict=strict)
                  for name in names]
     specs = [spec for group in groups.values() for spec in group.specs]
     present = sorted({c.verdict for s in specs for sec in s.sections for r in sec.items for c in r.cells
@@ -306,8 +306,9 @@ def _spec_title(spec: str) -> str:
 
 
 def _headline(name: str, rows: list[dict[str, Any]], verdicts: dict[str, ItemVerdict], details: list[Detail],
-              item_info: dict[str, tuple[str, str, str, str]], trend: list[Point] | None = None) -> Headline:
-    status, code = gate_status(rows)
+              item_info: dict[str, tuple[str, str, str, str]], trend: list[Point] | None = None, *,
+              strict: bool = False) -> Headline:
+    status, code = gate_status(rows, strict=strict)
     profiles = []
     for spec in dict.fromkeys(row["spec"] for row in rows if row["spec"]):
         must = [i for i in verdicts if item_info[i][0] == spec and LEVEL_GROUPS.get(item_info[i][2]) == "MUST"]
@@ -329,13 +330,18 @@ def _headline(name: str, rows: list[dict[str, Any]], verdicts: dict[str, ItemVer
     for v in verdicts.values():
         counts[v.verdict] = counts.get(v.verdict, 0) + 1
     status_class = {0: "ok", 1: "bad", 2: "incomplete"}[code]
+    failed = failed_items(verdicts, strict=strict)
+    made_of = {verdict: sum(verdicts[i].verdict == verdict for i in failed) for verdict in ("fail", "warn")}
+    failed_said = ", ".join(f"{n} {verdict}" for verdict, n in made_of.items() if n)
+    failed_said = f" ({failed_said})" if failed_said else ""
+    failed_said += "; strict: a SHOULD item not met is one" if strict else ""
     pictures = []
     for spec in dict.fromkeys(item_info[i][0] for i in verdicts):  # the profiles in catalogue order
         of_spec = {i: v.verdict for i, v in verdicts.items() if item_info[i][0] == spec}
         bars = section_bars(of_spec, {i: item_info[i][1] for i in of_spec})
         pictures.append((_spec_title(spec), verdict_bars(f"{name}, {_spec_title(spec)}", bars)))
     return Headline(Text.of(name, 200), status, status_class, profiles, listed, blocked,
-                    ", ".join(f"{n} {v}" for v, n in sorted(counts.items())), pictures,
+                    ", ".join(f"{n} {v}" for v, n in sorted(counts.items())), len(failed), failed_said, pictures,
                     trend_chart(name, trend) if trend else None)
 
 

@@ -1,14 +1,18 @@
-"""From result rows to one verdict per catalogue item: what the table, the report and the gate show."""
+"""From result rows to one verdict per catalogue item: what the table, the HTML report, JUnit and the gate show,
+and which of those verdicts count as failed items (the one number every face reports)."""
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections.abc import Mapping
 from typing import Any
 
 from rstck.execution.plan import untested_items
 from rstck.core.catalog import load_catalog
+from rstck.core.checks import all_checks
+from rstck.core.plugins import profiles
 from rstck.core.verdict import Verdict
 
 # Which verdict speaks for an item with several checks; a verdict this version does not know weighs as
@@ -71,6 +75,26 @@ def item_verdicts(rows: list[dict[str, Any]], rules: str | None = None, *,
     return verdicts
 
 
+def by_implementation(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """The rows of each implementation, in the order first seen: items are judged per implementation."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        found.setdefault(row["implementation"], []).append(row)
+    return found
+
+
+def is_failure(verdict: str, *, strict: bool = False) -> bool:
+    """Whether an item's verdict is a failed item, in the table's summary, the gate, JUnit, the HTML report and
+    pytest alike: a MUST item failed; under the strict option (`rstck check --strict`, `--rstck-strict`) a SHOULD
+    or RECOMMENDED item not met (`warn`) too. A MAY item not offered (`unsupported`) never is: the sentence allows
+    it; nor is `blocked`, whose finding fails the item it is charged to."""
+    return verdict == Verdict.FAIL.value or (strict and verdict == Verdict.WARN.value)
+
+
+def failed_items(verdicts: Mapping[str, ItemVerdict], *, strict: bool = False) -> list[str]:
+    return [item_id for item_id, found in verdicts.items() if is_failure(found.verdict, strict=strict)]
+
+
 def _declared_untested(rules: str | None, specs: set[str],
                        known: Mapping[str, Mapping[str, str]]) -> dict[str, str]:
     declared = {item_id: reason for spec in specs & known.keys() for item_id, reason in known[spec].items()}
@@ -85,13 +109,33 @@ def severity(verdict: str) -> int:
 
 
 def _stopped_by(row: dict[str, Any]) -> str:
-    """What stopped a check from deciding its item: the finding, and on which of the target's factories (a
-    processor's views have names of their own) it was found."""
+    """What stopped a check from deciding its item."""
+    return f"{row['check']} was stopped by {stopping_finding(row)}"
+
+
+def stopping_finding(row: dict[str, Any]) -> str:
+    """The finding in a row that stopped its check, and on which of the target's factories (a processor's views
+    have names of their own) it was found: `a 1.1 fail found on the publisher`."""
     view = _VIEW.search(str(row["target"]))
-    role = row.get("role") or ""
-    subject = "publisher" if role == "subscription" else role  # a subscription is what a publisher hands out
+    subject = _subject(row)
     on = view.group(1) if view else (f"the {subject}" if subject else str(row["target"]))
-    return f"{row['check']} was stopped by a {row['violated']} {row['verdict']} found on {on}"
+    return f"a {row['violated']} {row['verdict']} found on {on}"
+
+
+def _subject(row: dict[str, Any]) -> str:
+    """What a check ran on, as its profile registers it (a check of a Subscriber sentence may test the publisher,
+    as 2.12's does); for a check this kit does not know, what its role says."""
+    subject = _subjects_of(str(row["spec"])).get((row["rule"], row["check"]))
+    if subject:
+        return subject
+    role = row.get("role") or ""
+    return "publisher" if role == "subscription" else role  # a subscription is what a publisher hands out
+
+
+@functools.lru_cache(maxsize=None)
+def _subjects_of(spec: str) -> dict[tuple[str, str], str]:
+    wanted = [profile for profile in profiles() if profile.name == spec]
+    return {(check.rule, check.name): check.subject for check in all_checks(wanted)} if wanted else {}
 
 
 _VIEW = re.compile(r"\((processor as \w+)\)$")
@@ -115,11 +159,21 @@ def _item_verdict(rows: list[dict[str, Any]], stopped: list[dict[str, Any]], unt
     return Verdict.PASS.value, reason
 
 
-def gate_status(rows: list[dict[str, Any]]) -> tuple[str, int]:
-    """The gate's word and exit code for these rows: a MUST failure not allowed, then errors, decide."""
+def gate_status(rows: list[dict[str, Any]], *, strict: bool = False) -> tuple[str, int]:
+    """The gate's word and exit code for these rows: a MUST failure not allowed (under `strict`, a SHOULD item not
+    met as well), then errors, decide."""
     verdicts = {row["verdict"] for row in rows}
     if Verdict.FAIL.value in verdicts:
         return "NOT CONFORMANT (a MUST item failed)", 1
+    if strict and _warned(rows):
+        return "NOT CONFORMANT (strict: a SHOULD item was not met)", 1
     if Verdict.ERROR.value in verdicts:
         return "INCOMPLETE (checks could not run)", 2
     return "conformant", 0
+
+
+def _warned(rows: list[dict[str, Any]]) -> bool:
+    """Whether a SHOULD item was not met: a warn may also ride on a row another finding decided (its
+    also_charged), and its item is `warn` all the same."""
+    return any(row["verdict"] == Verdict.WARN.value or (row["verdict"] != Verdict.ALLOWED.value and any(
+        other["verdict"] == Verdict.WARN.value for other in row.get("also_charged") or ())) for row in rows)
