@@ -47,14 +47,25 @@ def enabled() -> bool:
 
 
 def _target_threads(session: Any) -> dict[int, threading.Thread]:
-    """The threads of the target's that may act now: started during the check, or seen signalling in it;
-    never the kit's, never the caller's own."""
+    """The threads of the target's that may act now: those settling watches (started during the check, seen
+    signalling in it, or woken from parked by it: a module-level pool's worker, a loop thread made before the
+    check); never the kit's, never the caller's own."""
     me = threading.get_ident()
-    before = session.settler.threads.started_before
-    signalling = set(list(session.trace.longest_gap_ns))
-    return {t.ident: t for t in threading.enumerate()
-            if t.ident != me and t.ident is not None and not is_kit_thread(t)
-            and (t not in before or t.ident in signalling)}
+    settler = session.settler
+    watched = settler.threads.watched(settler.signalling())
+    return {ident: thread for ident, thread in watched.items()
+            if ident != me and thread is not None and thread.is_alive() and not is_kit_thread(thread)}
+
+
+def _target_acted(session: Any, since: int) -> bool:
+    """Whether a thread of the target's recorded a signal after record `since`: the kit's own (its upstream
+    element to a processor, the check's thread) do not end a linger."""
+    me = threading.get_ident()
+    for ident in session.trace.threads_since(since):
+        thread = threading._active.get(ident)  # type: ignore[attr-defined]
+        if ident != me and (thread is None or not is_kit_thread(thread)):
+            return True
+    return False
 
 
 def linger(session: Any, *, why: str = "") -> None:
@@ -74,7 +85,9 @@ def linger(session: Any, *, why: str = "") -> None:
     stable_since = started
     while True:
         if len(trace) != seen:
-            return _done(session, "signal", started, why)
+            if _target_acted(session, seen):
+                return _done(session, "signal", started, why)
+            seen = len(trace)
         threads = _target_threads(session)
         if not threads:
             return _done(session, "no threads", started, why)

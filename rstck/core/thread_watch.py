@@ -45,9 +45,14 @@ class ThreadWatch:
         self._busy = {ident: others[ident] for ident, state in states.items()
                       if state.kind == "running" or (state.kind == "blocked" and off_cpu_s(others[ident]) < OFF_CPU_S)}
         self._chosen: dict[int, threading.Thread | None] = {}
+        self._looking = threading.RLock()  # settling on the check's thread and a linger on another may look at once
 
     def busy_from_before(self) -> list[threading.Thread]:
         """The threads busy when the check began that compute still (those the check has not come to watch)."""
+        with self._looking:
+            return self._busy_from_before()
+
+    def _busy_from_before(self) -> list[threading.Thread]:
         if not self._busy:
             return []
         for ident, state in read_states(self._busy).items():
@@ -66,6 +71,10 @@ class ThreadWatch:
 
     def watched(self, signalling: set[int]) -> dict[int, threading.Thread | None]:
         """The threads settling must account for, by ident; `signalling`: idents seen in the trace."""
+        with self._looking:
+            return self._watched(signalling)
+
+    def _watched(self, signalling: set[int]) -> dict[int, threading.Thread | None]:
         chosen = self._chosen
         current = threading.enumerate()
         for thread in current:
