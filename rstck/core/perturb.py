@@ -71,8 +71,8 @@ def _target_acted(session: Any, since: int) -> bool:
 def linger(session: Any, *, why: str = "") -> None:
     """Hold the calling thread until the target's other threads have made the progress they can.
 
-    Ends when a signal is recorded (a thread of the target's acted), when every such thread has ended,
-    is parked (nothing more without outside input), or has stayed blocked at one place for
+    Ends when a thread of the target's records a signal (the kit's own records do not count), when every such
+    thread has ended, is parked (nothing more without outside input), or has stayed blocked at one place for
     BLOCKED_STABLE_S (waiting for something the caller holds), or at the bound. The trace notes how long it
     lingered, and what ended it, when `why` says what for."""
     started = time.monotonic()
