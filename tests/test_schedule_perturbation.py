@@ -13,6 +13,8 @@ from rstck.core.thread_watch import ThreadWatch
 from rstck.core.verdict import Verdict
 
 from .stability import stability_runs
+from .styles import targets as styles_targets
+from .styles.choices import Style
 from .zoo import race_publishers
 
 
@@ -49,6 +51,23 @@ def test_a_processor_losing_demand_across_its_two_sides_is_caught_in_every_run(c
                      if c.name == "downstream_request_from_a_second_thread_while_upstream_signals_is_added")
         result = run_check(check, target, timeout_s=case.timeout_s)
         assert (result.verdict, result.violated) == (Verdict.FAIL, "3.8"), f"run {run + 1}: {result.message}"
+
+
+@pytest.mark.stability
+def test_a_processor_whose_upstream_side_is_busy_while_the_probe_lingers_is_caught_in_every_run():
+    """1.3 across a processor's two sides: on_subscribe signalled with the guard open, and the upstream's elements,
+    from the kit's upstream subscribed on a second thread, delivered meanwhile on the processor's timer. Its call on
+    the upstream (on that timer) once ended the downstream probe's linger inside on_subscribe before the delivery
+    came, so the check passed it every run; a linger now ends only on a signal to the probe that lingers. The
+    conformant style passes."""
+    broken = Style.parse("processor__timer__queue_drain__on_worker__records_and_schedules__overlapping_on_subscribe")
+    for run in range(stability_runs()):
+        for style, expected in ((broken, (Verdict.FAIL, "1.3")), (broken.conformant(), (Verdict.PASS, ""))):
+            target = styles_targets.fresh(style)
+            check = next(c for c in _checks_of(target, "1.3")
+                         if c.name == "elements_from_an_upstream_arriving_meanwhile_wait_for_on_subscribe")
+            result = run_check(check, target, timeout_s=5)
+            assert (result.verdict, result.violated or "") == expected, f"run {run + 1}: {result.message}"
 
 
 @pytest.mark.stability

@@ -57,21 +57,26 @@ def _target_threads(session: Any) -> dict[int, threading.Thread]:
             if ident != me and thread is not None and thread.is_alive() and not is_kit_thread(thread)}
 
 
-def _target_acted(session: Any, since: int) -> bool:
-    """Whether a thread of the target's recorded a signal after record `since`: the kit's own (its upstream
-    element to a processor, the check's thread) do not end a linger."""
+def _target_acted(session: Any, since: int, actor: str | None) -> bool:
+    """Whether a thread of the target's recorded a signal to `actor` (to anyone, for None) after record `since`:
+    the kit's own records (its upstream element to a processor, the check's thread) do not end a linger, nor does
+    the target's signal to another actor (a processor's call on its upstream while its downstream probe lingers):
+    the race the linger holds open is with the lingering actor."""
     me = threading.get_ident()
-    for ident in session.trace.threads_since(since):
+    for who, ident in session.trace.actors_since(since):
+        if actor is not None and who != actor:
+            continue
         thread = threading._active.get(ident)  # type: ignore[attr-defined]
         if ident != me and (thread is None or not is_kit_thread(thread)):
             return True
     return False
 
 
-def linger(session: Any, *, why: str = "") -> None:
+def linger(session: Any, *, why: str = "", actor: str | None = None) -> None:
     """Hold the calling thread until the target's other threads have made the progress they can.
 
-    Ends when a thread of the target's records a signal (the kit's own records do not count), when every such
+    Ends when a thread of the target's signals `actor`, the probe or kit subscription that lingers (any actor, for
+    None; the kit's own records do not count), when every such
     thread has ended, is parked (nothing more without outside input), or has stayed blocked at one place for
     BLOCKED_STABLE_S (waiting for something the caller holds), or at the bound. The trace notes how long it
     lingered, and what ended it, when `why` says what for."""
@@ -85,7 +90,7 @@ def linger(session: Any, *, why: str = "") -> None:
     stable_since = started
     while True:
         if len(trace) != seen:
-            if _target_acted(session, seen):
+            if _target_acted(session, seen, actor):
                 return _done(session, "signal", started, why)
             seen = len(trace)
         threads = _target_threads(session)

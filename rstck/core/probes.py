@@ -405,7 +405,7 @@ class ProbeSubscriber:
             if kind in self.linger_in:
                 from rstck.core.perturb import linger
 
-                linger(self._session, why=f"inside {kind}")
+                linger(self._session, why=f"inside {kind}", actor=self.name)
             if kind == "on_next" and self.fail_on_next and not self.failed_on_purpose:
                 self.failed_on_purpose = True
                 self.silence("2.13")  # from now on the subscription counts as cancelled, by both sides
@@ -719,7 +719,7 @@ class ProbeSubscription:
             if self.publisher.linger_in_calls and not overlapping:
                 from rstck.core.perturb import linger
 
-                linger(session, why=f"inside {kind}")
+                linger(session, why=f"inside {kind}", actor=self.name)
             if inside and inside[-1][0] is not self.subscriber and all(s is not self.subscriber for s, _ in inside):
                 session.findings.violate("3.1", "request/cancel called only from within its own subscriber",
                                          f"{where} was made while {session.labels.of(inside[-1][0])} was being "

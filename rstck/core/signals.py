@@ -286,22 +286,23 @@ class Trace:
     def signals_of(self, actor: str, kind: str) -> list[Signal]:
         return [s for s in self.signals() if s.actor == actor and s.kind == kind]
 
-    def threads_since(self, count: int) -> set[int]:
-        """The threads that recorded what came after record number `count` (of what the trace keeps)."""
-        found: set[int] = set()
+    def actors_since(self, count: int) -> set[tuple[str, int]]:
+        """(actor, thread id) of each record after record number `count` (of what the trace keeps): whose method was
+        called, and on which thread."""
+        found: set[tuple[str, int]] = set()
         with self._lock:
             for entries in (self._tail, self._head):
                 for entry in reversed(entries):
                     if _seq(entry) <= count:
                         break
-                    found.add(entry.thread_id if isinstance(entry, Signal) else entry[5])
-            tapes = [(tape.head, tape.tail) for tape in self._tapes]
-        for head, tail in tapes:
+                    found.add((entry.actor, entry.thread_id) if isinstance(entry, Signal) else (entry[2], entry[5]))
+            tapes = [(tape.actor, tape.head, tape.tail) for tape in self._tapes]
+        for actor, head, tail in tapes:
             for entries in (tail, head):
                 for entry in reversed(entries):
                     if entry[0] <= count:
                         break
-                    found.add(entry[2])
+                    found.add((actor, entry[2]))
         return found
 
     def wait_for_more(self, count: int, timeout_s: float) -> None:

@@ -121,30 +121,32 @@ def defect_exclusion(defect: str, style: Style) -> str | None:
 
     A defect applies where its race can happen and the kit can make it happen: the kit calls from a second thread
     only while a delivery is in flight on a thread that is not inside one of its own calls (a delivery inside the
-    kit's `request` leaves no room for one, 2.7), and never into a target that lives on its event loop. Two
-    further reasons are where the kit does not provoke the race in every run (a processor's 1.3 and 2.7, and a
-    re-entrant-lock processor's 3.12); each says why."""
+    kit's `request` leaves no room for one, 2.7), and never into a target that lives on its event loop. A further
+    reason is where the kit does not provoke the race in every run (a re-entrant-lock processor's 3.12); it says
+    why."""
     rule = DEFECTS[defect]
     mismatch = role_mismatch(defect, style.role)
     if mismatch is not None:
         return mismatch
-    if style.role == "processor" and rule in ("1.3", "2.7"):
-        return ("caught only if the processor's other side stays quiet while the kit lingers (inside on_subscribe "
-                "for 1.3, inside the processor's upstream request for 2.7): the processor's delivery downstream "
-                "often comes first and ends the linger, so the race shows in some runs only (a known gap of the "
-                "kit's, docs/schedule-perturbation.md)")
     if rule in ("1.9", "2.7"):
         return None
     if style.delivery == "asyncio_loop":
         return ("the target lives on the kit's event loop: the kit makes no call from a second thread into it, and "
                 "everything it does runs one callback at a time, so the race cannot happen")
     if rule == "1.3":
-        if style.request != "records_and_schedules" or style.delivery not in OWN_THREADS:
-            return ("a request made inside on_subscribe drains on the same thread, nested inside on_subscribe: "
-                    "no delivery on another thread can overlap it")
         if style.delivery == "loop_thread" and style.on_subscribe == "on_worker":
             return ("on_subscribe and every delivery run on the loop's one thread, one callback at a time: the "
                     "drain a request inside on_subscribe schedules runs after on_subscribe returns")
+        if style.role == "processor":
+            if style.delivery == "caller" and style.on_subscribe == "on_worker" and \
+                    style.request == "records_and_schedules":
+                return ("on_subscribe runs on the caller's trampoline, so the drain a request inside it schedules "
+                        "waits there, holding the right to drain, until on_subscribe returns: the upstream's "
+                        "elements, arriving meanwhile on the kit's second thread, find that right taken")
+            return None  # the kit's upstream, subscribed on a second thread, delivers while on_subscribe runs
+        if style.request != "records_and_schedules" or style.delivery not in OWN_THREADS:
+            return ("a request made inside on_subscribe drains on the same thread, nested inside on_subscribe: "
+                    "no delivery on another thread can overlap it")
         return None
     if rule == "3.12" and style.role == "processor" and style.guard == "reentrant_lock_across_signals":
         return ("the processor's one lock is held while its upstream delivers, and the kit's downstream request "

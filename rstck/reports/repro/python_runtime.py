@@ -65,9 +65,10 @@ def show(value):
 
 
 class Entry:
-    __slots__ = ("seq", "text", "depth", "thread", "outcome")
+    __slots__ = ("seq", "text", "depth", "thread", "outcome", "ident")
 
     def __init__(self, text, depth, thread):
+        self.ident = threading.get_ident()
         with _lock:
             _numbers["seq"] += 1
             self.seq = _numbers["seq"]
@@ -463,7 +464,7 @@ class Recorder:
                 if repeat is not None:
                     self._repeat(repeat)
                 if kind in self.linger_in:
-                    linger(f"inside {kind}")
+                    linger(f"inside {kind}", self.name)
                 if kind == "on_next" and self.fail_on_next and not self.failed_on_purpose:
                     self.failed_on_purpose, self.silence_rule, self.cancelled = True, "2.13", True
                     entry.outcome = "raised OnPurpose (on purpose)"
@@ -667,7 +668,7 @@ class KitSubscription:
             if self.source.dwell_s and threading.current_thread() is not threading.main_thread():
                 time.sleep(self.source.dwell_s)
             if self.source.linger_in_calls and not overlapping:
-                linger(f"inside {kind}")
+                linger(f"inside {kind}", self.name)
             if inside and inside[-1][0] is not self.subscriber and all(s is not self.subscriber for s, _ in inside):
                 violation("3.1", "request/cancel called only from within its own subscriber",
                           f"{where} was made while another subscriber was being signalled")
@@ -939,15 +940,16 @@ def _wait_for_calls_elsewhere(end):
             _activity.wait(0.002)
 
 
-def linger(why):
-    """Hold this thread (inside a signal) until the implementation's other threads act, or end, or
-    LINGER_BOUND_S passes: the window a race needs, held open as rstck held it."""
+def linger(why, actor=None):
+    """Hold this thread (inside a signal) until the implementation's other threads signal `actor` (the recorder or
+    subscription that lingers; anyone, for None), or each end or wait at one place, or LINGER_BOUND_S passes: the
+    window a race needs, held open as rstck held it."""
     end = time.monotonic() + LINGER_BOUND_S
     seen = _numbers["seq"]
     started = since = time.monotonic()
     places = None
     with _activity:
-        while _numbers["seq"] == seen and time.monotonic() < end:
+        while not _implementation_signalled(seen, actor) and time.monotonic() < end:
             threads = _foreign_threads()
             if not threads:
                 break
@@ -958,6 +960,15 @@ def linger(why):
                 break  # each waits at one place (for a lock this thread holds, maybe): nothing more comes of waiting
             _activity.wait(0.001)
     note(f"lingered {(time.monotonic() - started) * 1000:.1f} ms {why}")
+
+
+def _implementation_signalled(seen, actor):
+    """Whether a thread of the implementation's recorded a call to `actor` (to anyone, for None) after entry `seen`:
+    this script's own entries, and the implementation's calls to others, do not end a linger."""
+    ours = {threading.main_thread().ident, threading.get_ident()} | {thread.ident for thread in _kit_threads}
+    with _lock:
+        later = _transcript[seen:]
+    return any(entry.ident not in ours and (actor is None or entry.text.startswith(f"{actor}.")) for entry in later)
 
 
 def _second_thread_allowed():
