@@ -1,4 +1,4 @@
-"""Checks of the JSGI evented-stream extension (specs/jsgi-stream-extension.txt), one module per section, on
+"""Checks of the JSGI evented-stream extension (its items: catalogue.toml), one module per section, on
 the object createJsgiStream() returns.
 
 Its events are heard as the extension says: through handlers attached with its addListener() (recorded in

@@ -1,4 +1,4 @@
-"""Checks of the Node stream contract (specs/node-stream-contract.txt), one module per section.
+"""Checks of the Node stream contract (its items: catalogue.toml), one module per section.
 
 A check receives the check's `streams` (what the target's `open_streams` gives): it makes streams with the
 module's factories, calls their methods, and reads the events the driver observed, each placed in the kit

@@ -1,5 +1,5 @@
-"""The core profile: Reactive Streams 1.1-4.2 (specs/reactive-streams-js.txt), one check module per section of
-the spec."""
+"""The core profile: Reactive Streams 1.1-4.2 (the rules as catalogue.toml quotes them), one check module per
+section of the spec."""
 
 from __future__ import annotations
 
