@@ -1,16 +1,20 @@
-# The quick-start commands: `make check` and `make test`; `make soak` gates a release (docs/testing.md).
+# The quick-start commands: `make check` and `make test`; `make soak` gates a release (docs/testing.md); `make dist`
+# builds the wheel and sdist a user installs.
 
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-# Reinstalls only when pyproject.toml changes.
+# Each reinstalls only when pyproject.toml changes. `make test` and `make soak` need the development extra;
+# `make check` only the kit and its spark extra (the Node references need only `node` on PATH).
 INSTALLED := $(VENV)/.installed-pyproject
+CHECK_INSTALLED := $(VENV)/.installed-check
 # The real-world Node streams tests/node_stream/test_baselines.py checks (readable-stream, pinned by its lock);
 # reinstalled only when the lock changes; skipped, as those tests are, where there is no npm.
 BASELINES := tests/node_stream/baselines
 BASELINES_INSTALLED := $(BASELINES)/node_modules/.installed-lock
 RESULTS := rstck-results
 REPORT := rstck-report/index.html
+CHECK_LOGS := $(dir $(REPORT))logs
 # Four workers on CI's two cores: the suite's tests spend about half their time waiting (deadlines waited out, quiet
 # windows, subprocesses and JVMs starting), so four overlap what two leave idle (docs/testing.md has the figures).
 TEST_WORKERS ?= 4
@@ -38,30 +42,30 @@ SPI_DRAFT_TARGETS := \
 	rstck.reference.spi_draft:draft_subscriber \
 	rstck.reference.spi_draft:draft_processor
 
-.PHONY: check test soak
+.PHONY: check test soak docs dist
 
-check: $(INSTALLED)
-	@rm -rf $(RESULTS); failed=""; \
-	for target in $(REFERENCE_TARGETS); do \
-		echo "== rstck check $$target"; \
-		$(BIN)/rstck check "$$target" --results $(RESULTS) || failed="$$failed $$target"; \
-	done; \
-	for target in $(SPI_DRAFT_TARGETS); do \
-		echo "== rstck check $$target --profile spi-draft"; \
-		$(BIN)/rstck check "$$target" --profile spi-draft --results $(RESULTS) || failed="$$failed $$target"; \
-	done; \
-	echo "== rstck check tcp://… (the reference server, rstck serve)"; \
+# One line per check run: its verdict and summary; the whole output of each goes to $(CHECK_LOGS)/.
+check: $(CHECK_INSTALLED)
+	@rm -rf $(RESULTS) $(CHECK_LOGS); mkdir -p $(CHECK_LOGS); failed=""; \
+	gate() { \
+		label=$$1; shift; log=$(CHECK_LOGS)/$$(printf %s "$$label" | tr -c 'A-Za-z0-9._-' _).log; \
+		if $(BIN)/rstck check "$$@" --results $(RESULTS) > $$log 2>&1; then verdict=ok; \
+		else verdict=FAIL; failed="$$failed $$label"; fi; \
+		summary=$$(sed -n 's/^rstck: //p' $$log | tail -n 1); \
+		printf '%-4s %-50s %s\n' $$verdict "$$label" "$${summary:-(no summary)}"; \
+		[ $$verdict = ok ] || echo "     its output: $$log"; \
+	}; \
+	for target in $(REFERENCE_TARGETS); do gate "$$target" "$$target"; done; \
+	for target in $(SPI_DRAFT_TARGETS); do gate "$$target --profile spi-draft" "$$target" --profile spi-draft; done; \
 	serve_out=$$(mktemp); $(BIN)/rstck serve --listen 127.0.0.1:0 > $$serve_out 2> /dev/null & serving=$$!; \
 	url=""; for attempt in $$(seq 200); do \
 		url=$$(sed -n 's/^rstck serve: listening on //p' $$serve_out); [ -n "$$url" ] && break; sleep 0.05; \
 	done; rm -f $$serve_out; \
-	$(BIN)/rstck check "$$url" --results $(RESULTS) || failed="$$failed rstck-serve"; \
+	gate "tcp:// (the reference server, rstck serve)" "$$url"; \
 	kill -INT $$serving; wait $$serving; \
-	echo "== rstck check --client (the reference client)"; \
-	$(BIN)/rstck check --client "$(abspath $(BIN))/python -m rstck.reference.network.client_command" \
-		--results $(RESULTS) || failed="$$failed reference-client"; \
-	$(BIN)/rstck report $(RESULTS) -o $(REPORT) --junit $(dir $(REPORT))junit.xml || exit 2; \
-	echo "results: $(RESULTS)/"; \
+	gate "--client (the reference client)" --client "$(abspath $(BIN))/python -m rstck.reference.network.client_command"; \
+	$(BIN)/rstck report $(RESULTS) -o $(REPORT) --junit $(dir $(REPORT))junit.xml > /dev/null || exit 2; \
+	echo "results: $(RESULTS)/, each check's output: $(CHECK_LOGS)/"; \
 	echo "open the report: file://$(abspath $(REPORT))"; \
 	if [ -n "$$failed" ]; then echo "not conformant or incomplete:$$failed" >&2; exit 1; fi
 
@@ -74,12 +78,37 @@ test: $(INSTALLED) $(BASELINES_INSTALLED)
 soak: $(INSTALLED) $(BASELINES_INSTALLED)
 	RSTCK_STABILITY_RUNS=20 $(BIN)/pytest -n $(SOAK_WORKERS) --soak --durations=20
 
+# The documentation site, from docs/ into site/ (mkdocs.yml): a link to a missing page or anchor fails it.
+docs: $(INSTALLED)
+	$(BIN)/mkdocs build --strict --site-dir site
+
+# The wheel and the sdist, into dist/; the wheel is built from the sdist, as an installer builds it, so that what the
+# sdist leaves out shows. Bytecode is not shipped: PYTHONDONTWRITEBYTECODE would only make the build warn.
+dist: | $(BIN)/python
+	@$(BIN)/python -m pip install --quiet "setuptools>=77"
+	@rm -rf dist build/sdist; mkdir -p build/sdist
+	@env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -c \
+		'from setuptools import build_meta; build_meta.build_sdist("dist")' > build/dist.log 2>&1 \
+		|| { cat build/dist.log >&2; exit 1; }
+	@tar -xzf dist/rstck-*.tar.gz -C build/sdist
+	@cd build/sdist/rstck-* && env -u PYTHONDONTWRITEBYTECODE $(abspath $(BIN))/python -c \
+		'from setuptools import build_meta; build_meta.build_wheel("$(abspath dist)")' >> $(abspath build/dist.log) 2>&1 \
+		|| { cat $(abspath build/dist.log) >&2; exit 1; }
+	@grep -i "warning" build/dist.log >&2 || true  # the whole build's output: build/dist.log
+	@ls dist/*
+
 $(BIN)/python:
-	$(PYTHON) -m venv $(VENV)
+	@$(PYTHON) -m venv $(VENV)
 
 $(INSTALLED): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
 	$(BIN)/python -m compileall -q rstck  # an editable install is not compiled; start-up counts
+	@touch $@
+
+$(CHECK_INSTALLED): pyproject.toml | $(BIN)/python
+	@echo "installing rstck and its spark extra into $(VENV)"
+	@$(BIN)/python -m pip install --quiet --quiet -e ".[spark]"  # errors only
+	@$(BIN)/python -m compileall -q rstck
 	@touch $@
 
 $(BASELINES_INSTALLED): $(BASELINES)/package-lock.json $(BASELINES)/package.json

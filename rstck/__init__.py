@@ -7,6 +7,8 @@ command starts fast and a user's module that builds a target pays only for what 
 import importlib
 import sys
 
+__version__ = "0.1.0"  # the one place it is written: pyproject.toml reads it, `rstck --version` prints it
+
 
 def _leave_the_kits_assertions_alone() -> None:
     """pytest rewrites the assertions of every module of a distribution that registers a pytest

@@ -1,29 +1,56 @@
-"""The examples the documentation shows are real code, and rstck finds them conformant."""
+"""The examples docs/ shows are what the pages say they are: `fixed` of docs/examples/lenient_range.py is
+conformant, fuzz phase included, and the only defect of `target` is the one the page is about (3.9)."""
 
 from __future__ import annotations
 
-import importlib.util
 import pathlib
 
-from rstck import InProcessTarget
-from rstck.execution.plan import plan
-from rstck.execution.runner import run_check
-from rstck.core.verdict import Verdict
+from rstck.cli import main
 
-EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "docs" / "examples"
+from docs.examples.lenient_range import StrictRange
 
 
-def load(name: str):
-    spec = importlib.util.spec_from_file_location(name, EXAMPLES / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+class Recorder:
+    """Requests `demand` inside on_subscribe and records every signal."""
+
+    def __init__(self, demand: int):
+        self.demand, self.signals = demand, []
+
+    def on_subscribe(self, subscription) -> None:
+        self.signals.append("on_subscribe")
+        subscription.request(self.demand)
+
+    def on_next(self, item) -> None:
+        self.signals.append(item)
+
+    def on_error(self, error) -> None:
+        self.signals.append("on_error")
+
+    def on_complete(self) -> None:
+        self.signals.append("on_complete")
 
 
-def test_the_asyncio_countdown_is_conformant_with_no_setting():
-    target = InProcessTarget(create_publisher=load("asyncio_countdown").Countdown)
-    results = [run_check(p.check, p.target) for p in plan(target)]
-    bad = [f"{r.rule} {r.check}: {r.message}" for r in results
-           if r.verdict in (Verdict.FAIL, Verdict.WARN, Verdict.ERROR)]
-    assert bad == []
-    assert any(r.verdict is Verdict.PASS and r.rule == "3.16" for r in results)
+def test_an_empty_range_asked_for_elements_inside_on_subscribe_only_completes():
+    """It once delivered on_next without end: its loop stopped at the n-th element, and an empty range has none."""
+    recorder = Recorder(demand=5)
+    StrictRange(0).subscribe(recorder)
+    assert recorder.signals == ["on_subscribe", "on_complete"]
+
+
+def test_the_fixed_range_is_conformant_and_the_lenient_one_breaks_only_3_9(capsys):
+    code = main(["check", "docs.examples.lenient_range:fixed", "--fuzz-examples", "50"])
+    assert code == 0, capsys.readouterr().out
+    capsys.readouterr()
+    assert main(["check", "docs.examples.lenient_range:target", "--no-fuzz"]) == 1
+    out = capsys.readouterr().out
+    assert {line.split()[2] for line in out.splitlines() if line.startswith("--- fail:")} == {"3.9"}, out
+
+
+def test_the_readmes_failure_is_what_rstck_check_prints(capsys):
+    """The quick start shows a failure of docs/examples/lenient_range.py as `rstck check` prints it, the two commands
+    that follow it included."""
+    readme = (pathlib.Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    block = readme[readme.index("--- fail: 3.9 request_zero_signals_on_error"):]
+    block = block[:block.index("\n```")]
+    assert main(["check", "docs.examples.lenient_range:target", "--rules", "3.9"]) == 1
+    assert block in capsys.readouterr().out

@@ -12,15 +12,15 @@ the machines' invariants are what is under test there.
 
 from __future__ import annotations
 
-import threading
 
 import pytest
 
-from rstck.fuzz.machine import FuzzViolation, RunContext
+from rstck.fuzz.machine import FuzzViolation
 from rstck.fuzz.processor import ProcessorMachine
 from rstck.fuzz.publisher import PublisherMachine
 from rstck.fuzz.run import run_machine
 
+from .fuzz_replay import ReplayContext
 from .zoo import blind_spots
 
 RUN_EXAMPLES = 50
@@ -65,16 +65,6 @@ def test_fuzzer_reports_nothing_on_the_correct_ones(name, role):
                              timeout_s=2.0, shrink=False)
         findings += report.findings
     assert not findings, "\n\n".join(f"{f.rule}: {f.observed}\n{f.trace}" for f in findings)
-
-
-class ReplayContext(RunContext):
-    """A run context for steps replayed by hand, outside Hypothesis."""
-
-    def open_session(self):
-        session = self.target.open_session(self.timeout_s)
-        session.check_thread = threading.current_thread()
-        self.session = session
-        return session
 
 
 def replay(name: str, machine_class, steps) -> str | None:

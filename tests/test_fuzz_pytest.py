@@ -63,7 +63,8 @@ def test_a_fuzz_item_fails_with_the_rule_the_trace_and_a_replay_command(pytester
     text = result.stdout.str()
     assert "1.1 MUST: The total number of onNext" in text and "!! 1.1:" in text
     nodeid = f"rstck[{MUTANT}]::fuzz-publisher"
-    replays = dict(re.findall(rf"(?s)(\d+\.\d+) MUST: .*?replay: {REPLAY_ENV}=(\S+) pytest '{re.escape(nodeid)}'",
+    replays = dict(re.findall(rf"(?s)(\d+\.\d+) MUST: .*?replay: {REPLAY_ENV}=(\S+) (?:python -m )?pytest "
+                              rf"'{re.escape(nodeid)}'",
                               text))
     assert "1.1" in replays, text
     rows = [json.loads(line) for path in (pytester.path / "rows").glob("*.jsonl")

@@ -23,7 +23,7 @@ class RangeSubscription:
             return
         self.busy = True
         try:
-            while self.demand > 0 and not self.done:
+            while self.demand > 0 and not self.done and self.next < self.n:  # n == 0: subscribe completes it
                 self.demand -= 1
                 self.next += 1
                 try:

@@ -7,6 +7,7 @@ import argparse
 import importlib
 import sys
 
+import rstck
 from rstck.cli.exits import EXIT_BAD_INPUT, EXIT_CONFORMANT
 from rstck.core.signals import escape_controls
 from rstck.core.process_end import end_process
@@ -42,6 +43,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     """The parser of `rstck`; given the command line `argv`, only its command's (a run loads no other command's
     module: benchmarks/startup.py), else every command's."""
     parser = argparse.ArgumentParser(prog="rstck", description="Conformance checks for Reactive Streams.")
+    parser.add_argument("--version", action="version", version=f"rstck {rstck.__version__}")
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
     named = next((word for word in argv or () if not word.startswith("-")), None)
     for command in [named] if named in COMMANDS else COMMANDS:

@@ -27,7 +27,9 @@ from rstck.core.verdict import BadInput, Verdict
 from rstck.execution.results import ResultsFile
 from rstck.execution.supervise import CheckRun, Observer, supervise
 from rstck.reports.allowlist import Allowlist, load_allowlist
-from rstck.reports.items import SUMMARY_ORDER, ItemVerdict, failed_items, gate_status, item_verdicts
+from rstck.reports.rerun import REPRO_DIRECTORY, launcher, shell_words, target_arguments
+from rstck.reports.items import (SUMMARY_ORDER, ItemVerdict, confirmed_findings, failed_items, gate_status,
+                                 item_verdicts)
 
 MAX_FUZZ_EXAMPLES = 1_000_000
 MAX_STREAM_LENGTH = 1_000_000_000
@@ -43,14 +45,17 @@ def add_check_command(commands: Any) -> None:
     check.add_argument("--rules", help='rule ids or globs, comma-separated, ! excludes: "1.*,3.9", "*,!2.12"')
     check.add_argument("--profile", default=DEFAULT_PROFILE, metavar="NAME",
                        help="which checks run: default (every catalogue not opt-in), an opt-in profile "
-                            "(spi-draft: the early SPI draft, docs/spi-draft.md), or all")
+                            "(spi-draft: the early SPI draft; see the rstck documentation, page 'The SPI draft' "
+                            "(docs/spi-draft.md)), or all")
     check.add_argument("--results", metavar="DIR", help="write one JSON Lines row per check into DIR")
     check.add_argument("--html", metavar="FILE", help="write the HTML report of this run to FILE")
     check.add_argument("--junit", metavar="FILE", help="write JUnit XML of this run to FILE")
     check.add_argument("--repro", metavar="DIR",
-                       help="write a standalone reproducer script per failing finding into DIR (docs/reproducers.md)")
+                       help="write a standalone reproducer script per failing finding into DIR (see the rstck "
+                            "documentation, page 'Reproducers' (docs/reproducers.md))")
     check.add_argument("--allow", metavar="FILE",
-                       help="an allowlist of known deviations (TOML; see docs/reports.md): their failures are "
+                       help="an allowlist of known deviations (TOML; see the rstck documentation, page 'Reports' "
+                            "(docs/reports.md)): their failures are "
                             "`allowed` until the entry expires")
     check.add_argument("--strict", action="store_true",
                        help="a SHOULD item not met (warn) is a failed item, as a MUST item failed is: in the summary, "
@@ -121,11 +126,12 @@ def run_check_command(args: argparse.Namespace) -> int:
     allowance = allowlist.allowance(rows, selected=selected)
     verdicts = item_verdicts(rows, args.rules, untested_by_spec=outcome.untested)
     _print_table(verdicts)
-    _print_evidence(rows)
+    _print_evidence(rows, lambda found: _next_steps(args, found) if _failed(found[0], args.strict) else [])
     for summary in outcome.fuzz:
         findings = summary["findings"]
         print(f"fuzz {summary['role']}: {summary['examples']} examples ({summary['steps']} steps) in "
               f"{summary['duration_s']:.1f} s, {findings or 'no'} finding{'s' * (findings != 1)}"
+              + _confirmations(rows, summary["role"], findings)
               + (f" (cut at its {summary['ceiling_s']:.0f} s bound: {summary['planned']} were planned)"
                  if summary["ceiling_s"] is not None else ""))
     notes = list(outcome.notes) + allowance.messages()
@@ -229,23 +235,89 @@ def _print_table(verdicts: dict[str, ItemVerdict]) -> None:
               f"{escape_controls(textwrap.shorten(found.reason, 100))}")
 
 
-def _print_evidence(rows: list[dict[str, Any]]) -> None:
+def _print_evidence(rows: list[dict[str, Any]], next_steps: Callable[[list[dict[str, Any]]], list[str]]) -> None:
     """One block per distinct failure, error, warning or allowed failure (its first occurrence, in full),
-    and how many more checks found the same."""
+    how many more checks found the same, and the lines `next_steps` gives for it (a failed item's commands)."""
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    confirmed = confirmed_findings(rows)  # a fuzz finding that repeats a check's is told under the check's
     for row in rows:
         if row["verdict"] in ("fail", "error", "warn", "allowed"):
-            groups.setdefault(_same_finding(row), []).append(row)
+            groups.setdefault(_same_finding(confirmed.get(id(row), row)), []).append(row)
     for found in groups.values():
         first = found[0]
         allowed = first["deviation"] or {}
         why = f" (allowed by {allowed.get('entry')} until {allowed.get('expires')})" if allowed else ""
+        message = first["message"]
+        if _failed(first, strict=True) and first["replay"]:  # the re-run line below says the same
+            message = message.removesuffix(f"\n  replay: {first['replay']}")
         print(f"\n--- {first['verdict']}{why}: {first['rule'] or first['check']} {first['check']}\n"
-              f"{escape_controls(first['message'])}")
-        if len(found) > 1:
-            others = ", ".join(f"{r['rule']} {r['check']}" for r in found[1:4]) + (", …" if len(found) > 4 else "")
+              f"{escape_controls(message)}")
+        same = [row for row in found[1:] if id(row) not in confirmed]
+        if same:
+            others = ", ".join(f"{r['rule']} {r['check']}" for r in same[:3]) + (", …" if len(same) > 3 else "")
             what = "error" if first["verdict"] == "error" else "finding"
-            print(f"  (the same {what} in {len(found) - 1} more check{'s' * (len(found) > 2)}: {others})")
+            print(f"  (the same {what} in {len(same)} more check{'s' * (len(same) > 1)}: {others})")
+        for row in found[1:]:
+            if id(row) in confirmed:
+                print(f"  (fuzzing the {row['role']} found it too: {escape_controls(row['replay'])})")
+        for line in next_steps(found):
+            print(f"  {escape_controls(line)}")
+
+
+def _confirmations(rows: list[dict[str, Any]], role: str, findings: int) -> str:
+    """What the fuzz phase's line adds for its findings that confirmed a check's (rstck/reports/items.py)."""
+    confirmed = confirmed_findings(rows)
+    items = sorted({row["violated"] or row["rule"] for row in rows
+                    if id(row) in confirmed and row["check"] == f"fuzz-{role}"})
+    if not items:
+        return ""
+    who = "it" if findings == 1 else str(len(items))
+    return f" ({who} confirmed the checks' finding{'s' * (len(items) > 1)} of {', '.join(items)})"
+
+
+def _failed(row: dict[str, Any], strict: bool) -> bool:
+    """Whether the row is a failed item's finding: a fail, and under --strict a warn (rstck/reports/items.py)."""
+    return row["verdict"] == Verdict.FAIL.value or (strict and row["verdict"] == Verdict.WARN.value)
+
+
+def _next_steps(args: argparse.Namespace, found: list[dict[str, Any]]) -> list[str]:
+    """The two commands under a failed item, to run from where this one ran: the one that runs it again (a check's
+    item alone, with --rules; a fuzz finding's replay) and the one that writes its reproducer (docs/reproducers.md),
+    or why none can be written."""
+    first = found[0]
+    command = f"{launcher('rstck')} check {shell_words(target_arguments(args.target) + _rerun_options(args))}"
+    directory = shell_words([args.repro or REPRO_DIRECTORY])
+    if first["check"].startswith("fuzz-"):  # the fuzz phase runs only without --rules, from the same seeds
+        rerun = first["replay"]
+        if args.fuzz_examples:
+            command += f" --fuzz-examples {args.fuzz_examples}"
+    else:  # the item's own check, if one of its own found it; else the check of the other item that did
+        item = first["violated"] or first["rule"]
+        rule = item if any(row["rule"] == item for row in found) else first["rule"]
+        command = rerun = f"{command} --rules {shell_words([rule])}"
+    from rstck.reports.repro import reason_against  # only when an item failed
+
+    reasons = [reason_against(row) for row in found]
+    return [f"re-run:           {rerun}",
+            f"write reproducer: {command} --repro {directory}" if "" in reasons else
+            f"no reproducer: {reasons[0]}"]
+
+
+def _rerun_options(args: argparse.Namespace) -> list[str]:
+    """The options of this run that change what a check sees, repeated in the commands printed under a failed
+    item."""
+    words = ["--profile", args.profile] if args.profile != DEFAULT_PROFILE else []
+    if args.timeout != DEFAULT_DEADLINE_S:
+        words += ["--timeout", f"{args.timeout:g}"]
+    if args.stream_length:
+        words += ["--stream-length", str(args.stream_length)]
+    if args.strict:
+        words.append("--strict")
+    for option in target_options():  # an adapter's value for the worker that loads the target (--spark-master)
+        value = getattr(args, _dest(option))
+        if option.env and value:
+            words += [option.flag, value]
+    return words
 
 
 def _same_finding(row: dict[str, Any]) -> tuple[str, str, str]:

@@ -72,7 +72,7 @@ def add_fuzz_command(subparsers: Any) -> None:
                       help="report each failing example as found, without shrinking it (faster, longer traces)")
     fuzz.add_argument("--replay", metavar="SEED[:BLOB]",
                       help="replay one printed case: SEED:BLOB is the shrunk example, SEED its whole run")
-    spark = fuzz.add_argument_group("the Spark engine (docs/spark.md)")
+    spark = fuzz.add_argument_group("the Spark engine (see the rstck documentation, page 'Spark' (docs/spark.md))")
     spark.add_argument("--engine", choices=("local", "spark"), default="local",
                        help="local: worker processes (--jobs); spark: each shard a Spark task (default local)")
     spark.add_argument("--spark-master", metavar="URL",

@@ -27,7 +27,7 @@ def add_report_command(commands: Any) -> None:
                              "`rstck check --strict` counts it")
     report.add_argument("--engine", choices=("local", "spark"), default="local",
                         help="spark: read JSON Lines and Parquet with Spark SQL and add the pass rate over time per "
-                             "item and implementation (docs/spark.md)")
+                             "item and implementation (see the rstck documentation, page 'Spark' (docs/spark.md))")
     report.add_argument("--spark-master", metavar="URL", help="with --engine spark: the master (default local[*])")
     report.add_argument("--history", action="store_true",
                         help="each RESULTS is one run, oldest first: draw each implementation's pass rate per run "

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import re
 from typing import Any
 
@@ -42,23 +41,17 @@ def parse_listen(text: str) -> tuple[str, int]:
 
 
 def load_publisher(text: str) -> tuple[str, Any]:
+    from rstck.core.target import import_named
     from rstck.protocols.network import RESERVED_PREFIX
 
     match = re.fullmatch(_PUBLISHER, text)
     if not match:
         raise BadInput(f"--publisher {text!r}: expected NAME=MODULE:FACTORY, e.g. mine=mypkg.pubs:make")
-    name, module_name = match["name"], match["module"]
+    name = match["name"]
     if name.startswith(RESERVED_PREFIX):
         raise BadInput(f"--publisher {text!r}: names starting with {RESERVED_PREFIX!r} are reserved")
-    try:
-        target = importlib.import_module(module_name)
-    except Exception as exc:
-        raise BadInput(f"--publisher {text!r}: cannot import {module_name}: {type(exc).__name__}: {exc}") from None
-    for attribute in match["factory"].split("."):
-        try:
-            target = getattr(target, attribute)
-        except AttributeError:
-            raise BadInput(f"--publisher {text!r}: {module_name} has no attribute {match['factory']}") from None
+    # The user's module is imported as `rstck check` imports a target's: the current directory comes first.
+    target = import_named(match["module"], match["factory"], said=f"--publisher {text!r}")
     if not callable(target):
         raise BadInput(f"--publisher {text!r}: {match['factory']} is not callable")
     return name, target

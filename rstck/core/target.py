@@ -174,10 +174,6 @@ class Target:
 def load_target(spec: str) -> Target:
     """The target `spec` names: through the adapter whose scheme it starts with (tcp://HOST:PORT, node:PATH, ...,
     rstck/core/plugins.py), else as MODULE:ATTR, a Target the user's module builds. BadInput says what to fix."""
-    import importlib
-    import os
-    import sys
-
     from rstck.core.plugins import adapter_for, adapters
     from rstck.core.verdict import BadInput
 
@@ -190,19 +186,7 @@ def load_target(spec: str) -> Target:
     if not sep or not module_name or not attribute:
         kinds = "; ".join(a.describes for a in adapters() if a.describes)
         raise BadInput(f"target {spec!r}: write it as MODULE:ATTRIBUTE, e.g. mypkg.tck:target ({kinds})")
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())  # as `python -m` would: the user's project is importable
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise BadInput(f"target {spec!r}: cannot import {module_name!r} ({exc}); "
-                       "run from your project's root or install it") from exc
-    except Exception as exc:
-        raise BadInput(f"target {spec!r}: importing {module_name!r} raised {type(exc).__name__}: {exc}") from exc
-    try:
-        target = getattr(module, attribute)
-    except AttributeError:
-        raise BadInput(f"target {spec!r}: module {module_name!r} has no attribute {attribute!r}") from None
+    target = import_named(module_name, attribute, said=f"target {spec!r}")
     if not isinstance(target, Target):
         raise BadInput(f"target {spec!r} is a {type(target).__name__}, not a target: "
                        "assign rstck.InProcessTarget(create_publisher=...) to it")
@@ -210,6 +194,38 @@ def load_target(spec: str) -> Target:
         target.name = spec
     target.loaded_as = spec
     return target
+
+
+def import_named(module_name: str, attribute: str, *, said: str) -> Any:
+    """The object a user names as MODULE:ATTR (`attribute` may be dotted), imported as every rstck command imports
+    the user's code (`rstck check`, `rstck fuzz`, `rstck serve`, `pytest --rstck-target`): with the current
+    directory first on sys.path, as `python -m` puts it, so that a project's own package is found from its root.
+    BadInput starting with `said` names what could not be found and where it was looked for."""
+    import importlib
+    import os
+    import sys
+
+    from rstck.core.verdict import BadInput
+
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        found = importlib.import_module(module_name)
+    except ImportError as exc:
+        missing = getattr(exc, "name", None) or ""
+        if not (module_name + ".").startswith(missing + "."):  # the module was found; something it imports was not
+            raise BadInput(f"{said}: importing {module_name!r} raised {type(exc).__name__}: {exc}") from exc
+        raise BadInput(f"{said}: cannot import {module_name!r} ({exc}) from the current directory "
+                       f"({os.getcwd()}) or the installed packages: run from the directory that holds "
+                       f"{missing.partition('.')[0]}, or install it (pip install -e PROJECT)") from exc
+    except Exception as exc:
+        raise BadInput(f"{said}: importing {module_name!r} raised {type(exc).__name__}: {exc}") from exc
+    for part in attribute.split("."):
+        try:
+            found = getattr(found, part)
+        except AttributeError:
+            raise BadInput(f"{said}: module {module_name!r} has no attribute {attribute!r}") from None
+    return found
 
 
 _plain_executor: list[ThreadPoolExecutor] = []

@@ -33,6 +33,11 @@ from rstck.execution.findings import reproduction_evidence
 from rstck.fuzz.recorder import FlightRecorder
 
 
+# How a settle was decided when it knew the target had nothing left to do (rstck.core.settle.SettleOutcome), rather
+# than guessed so from a quiet window.
+EXACT_SETTLES = frozenset({"idle", "threads-joined", "threads-parked"})
+
+
 class FuzzViolation(RuleViolation):
     """A MUST item violated in one example; carries the example's session (its trace) and steps."""
 
@@ -141,6 +146,21 @@ class FuzzMachine(RuleBasedStateMachine):
         self.session = context.open_session()
         self.stopped = False  # a step failed: teardown only cleans up
         self._catalog = load_catalog()
+        # How many records the trace held when the target was last known to have nothing left to do: at the start
+        # (nothing made yet), or after a settle decided exactly. None: not known since.
+        self._idle_at: int | None = 0
+
+    def settle_target(self) -> None:
+        """Settle the target, unless nothing can have happened since it was last known to have nothing left to
+        do: no record (no call of the kit's, no signal, no note) since the example began or since a settle that
+        saw the target idle, not a quiet window's guess. Such a settle would wait for nothing and decide nothing
+        (what the checks after it judge is as the last settle left it); like any step that does not apply, it
+        does nothing, and leaves no `(settled)` line that says nothing in a finding's trace."""
+        trace = self.session.trace
+        if trace.count == self._idle_at:
+            return
+        outcome = self.session.settle()
+        self._idle_at = trace.count if outcome.method in EXACT_SETTLES else None
 
     # -- what role machines implement ------------------------------------------------------
 
@@ -149,7 +169,7 @@ class FuzzMachine(RuleBasedStateMachine):
 
     def finish(self) -> None:
         """The end of an example: settle, then check what must hold once nothing more can happen."""
-        self.session.settle()
+        self.settle_target()
 
     # -- the step protocol -------------------------------------------------------------------
 

@@ -124,7 +124,7 @@ class PublisherMachine(FuzzMachine):
         self.calls_since_settle += 1
         session.calls.make(publisher, "subscribe", (probe,), actor=self._label(publisher), rule_if_raises="1.9")
         if not probe.subscribed:
-            session.settle()  # an asynchronous publisher's on_subscribe
+            self.settle_target()  # an asynchronous publisher's on_subscribe
             self.calls_since_settle = 0
             if not probe.subscribed:
                 session.findings.violate("1.9", "subscribe to call on_subscribe",
@@ -163,7 +163,7 @@ class PublisherMachine(FuzzMachine):
     @rule()
     @step
     def settle(self) -> None:
-        self.session.settle()
+        self.settle_target()
         self.calls_since_settle = 0
         self.check_settled()
 
@@ -355,7 +355,7 @@ class PublisherMachine(FuzzMachine):
                                                                                 count=RECURSION_EVIDENCE))
 
     def finish(self) -> None:
-        self.session.settle()
+        self.settle_target()
         self.calls_since_settle = 0
         self.check_settled()
 

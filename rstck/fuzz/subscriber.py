@@ -83,11 +83,11 @@ class SubscriberMachine(FuzzMachine):
     @rule()
     @step
     def settle(self) -> None:
-        self.session.settle()
+        self.settle_target()
         self.check_settled()
 
     def finish(self) -> None:
-        self.session.settle()
+        self.settle_target()
         self.check_settled()
 
     def check_settled(self) -> None:

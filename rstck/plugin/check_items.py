@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from rstck.core.catalog import load_catalog
+from rstck.core.evidence import importable_name
 from rstck.core.plugins import profile_named
 from rstck.core.target import Target
 from rstck.core.process_end import end_process, left_behind
@@ -30,7 +31,8 @@ from rstck.execution.supervise import CheckWorker
 from rstck.execution.verification import Verification
 from rstck.plugin.counting import FindingsReported, same_worker
 from rstck.plugin.options import in_process, judged, timeout_of
-from rstck.plugin.reporting import record_rows
+from rstck.plugin.reporting import SeenAgain, record_rows
+from rstck.plugin.rerun import next_steps
 from rstck.reports.allure import allure_markers, attach_to_allure
 from rstck.reports.items import stopping_finding
 
@@ -43,20 +45,37 @@ class RstckNote(UserWarning):
     """Something about the run that is no check's verdict (a worker process that ended between checks)."""
 
 
-def _reproduce(config: pytest.Config, result: Result) -> None:
+def _reproduce(item: pytest.Item, result: Result) -> None:
     """--rstck-repro DIR: a failing or warning check's standalone reproducer (rstck/reports/repro), named in its
-    message and its row."""
+    message and its row: one per finding, as `rstck check --repro` writes them (the session's Reproducers)."""
+    config = item.config
     directory = config.getoption("rstck_repro", None)
     if not directory or result.verdict not in (Verdict.FAIL, Verdict.WARN):
         return
-    from rstck.reports.repro import attach_reproducers
+    from rstck.reports.repro import Reproducers
 
+    if REPRODUCERS not in config.stash:
+        config.stash[REPRODUCERS] = Reproducers(directory)
     row = result.row()
-    attach_reproducers([row], directory)
+    row["loaded_as"] = row["loaded_as"] or _name_of_target(item.parent)
+    config.stash[REPRODUCERS].attach([row])
     result.reproducer = said = row["reproducer"] or {}
     unconfirmed = f" (not confirmed: {said['unconfirmed']})" if said.get("unconfirmed") else ""
     result.message += (f"\n  reproducer: {said['command']}{unconfirmed}" if "command" in said
                        else f"\n  no reproducer: {said.get('none', 'none was written')}")
+    if said.get("not_standalone"):
+        result.message += f"\n  not standalone: {said['not_standalone']}"
+
+
+def _name_of_target(collector: Any) -> str:
+    """MODULE:CLASS.target of a Verification subclass's target, when the class is importable by its name (a test
+    module's top level): a script loads the target by it ("" otherwise)."""
+    verification = getattr(collector, "verification", None)
+    name = importable_name(verification)
+    return f"{name}.target" if name and getattr(verification, "target", None) is collector.target else ""
+
+
+REPRODUCERS = pytest.StashKey[Any]()  # the session's reproducers (rstck.reports.repro.Reproducers), one per finding
 
 
 class CheckFailed(AssertionError):
@@ -71,6 +90,7 @@ class CheckItem(pytest.Item):
         self.key = key  # how the worker process finds this check (PLANS)
         self.result: Result | None = None
         self.row: dict[str, Any] = {}  # the result row, as the allowlist judged it
+        self.seen_again: SeenAgain | None = None  # findings other items reported too, for the summary
         check = planned.check
         item = load_catalog()[check.rule]
         self.add_marker(pytest.mark.rstck(rule=check.rule, spec=item.spec, level=item.level))
@@ -101,7 +121,7 @@ class CheckItem(pytest.Item):
                 warnings.warn(RstckNote(worker.notes.pop(0)))
         result.node_id = self.nodeid
         self.result = result
-        _reproduce(self.config, result)
+        _reproduce(self, result)
         self.row = judged(self.config, result.row())
         record_rows(self, [self.row])
         self.user_properties.append(("verdict", result.verdict.value))
@@ -126,14 +146,11 @@ class CheckItem(pytest.Item):
             counted = decision.reports[0]
             if counted != result.rule:  # where dashboards look: the item this failure counts for
                 self.user_properties.append(("violated", counted))
-            for rule in decision.left:
-                warnings.warn(RstckNote(f"this check found {rule} broken too; an item fails once: the next item "
-                                        f"that finds {rule} broken fails for it, and if none does, this failure "
-                                        "stands for both"))
+            self.seen_again = SeenAgain(reported=list(decision.reports), left=list(decision.left))
             raise CheckFailed(result.message)
         others = {rule: node for rule, node in decision.reported_by.items() if rule != result.rule}
-        for rule, reporter in others.items():
-            warnings.warn(RstckNote(f"this check found the {rule} finding too; {reporter} reported it"))
+        # Told once at the end of the run, in the summary (rstck/plugin/reporting.py), not by a warning per item.
+        self.seen_again = SeenAgain(found_too=[[rule, node] for rule, node in decision.reported_by.items()])
         if runner.findings.fails(decision.own):
             pytest.skip(f"the same finding: {result.rule} failed already in {decision.reported_by[result.rule]}; "
                         f"this check found it too: {result.reason}")
@@ -153,8 +170,9 @@ class CheckItem(pytest.Item):
             pytest.skip(f"{verdict}: {result.reason}")
 
     def repr_failure(self, excinfo, style=None):
-        if isinstance(excinfo.value, CheckFailed):
-            return str(excinfo.value)
+        if isinstance(excinfo.value, CheckFailed):  # the evidence, then how to run this item again
+            row = {**self.row, "loaded_as": self.row.get("loaded_as") or _name_of_target(self.parent)}
+            return "\n".join([str(excinfo.value), *(f"  {line}" for line in next_steps(self, row))])
         return super().repr_failure(excinfo, style)
 
     def reportinfo(self):

@@ -18,6 +18,7 @@ from rstck.core.verdict import BadInput
 from rstck.execution.plan import Planned, plan
 from rstck.execution.verification import Verification
 from rstck.plugin.check_items import RUNNER, CheckItem
+from rstck.plugin.imports import import_hint
 from rstck.plugin.options import profile_of
 
 
@@ -47,7 +48,9 @@ def _command_line_target(config: pytest.Config, spec: str) -> Target:
     try:
         target = load_target(spec)
     except BadInput as exc:
-        raise pytest.UsageError(f"--rstck-target: {exc}") from None
+        missing = getattr(exc.__cause__, "name", None)  # a module the loader could not find, not one it raised in
+        hint = import_hint(config, missing, from_test_module=False) if "cannot import" in str(exc) and missing else ""
+        raise pytest.UsageError(f"--rstck-target: {exc}" + (f"\n{hint}" if hint else "")) from None
     try:
         plan(target, rules=config.getoption("rstck_rules"), profile=profile_of(config, Verification))
     except BadInput as exc:  # an unknown rule id or profile

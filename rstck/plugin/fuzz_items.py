@@ -30,7 +30,8 @@ from rstck.fuzz.report import SPEC, merge, result_row
 from rstck.plugin.check_items import RUNNER, RstckNote, RstckWarning
 from rstck.plugin.counting import same_worker
 from rstck.plugin.options import in_process, judged, timeout_of
-from rstck.plugin.reporting import record_rows
+from rstck.plugin.reporting import SeenAgain, record_rows
+from rstck.plugin.rerun import runnable_command
 
 REPLAY_ENV = "RSTCK_FUZZ_REPLAY"
 _TOKEN = re.compile(r"^(\d+)(?::([A-Za-z0-9+/=]+))?$")
@@ -94,7 +95,7 @@ class FuzzItem(pytest.Item):
             self.outcome = outcome
         rows = []
         for finding, _count in merge(outcome.findings):
-            replay = f"{REPLAY_ENV}={finding.replay} pytest '{self.nodeid}'"
+            replay = f"{REPLAY_ENV}={finding.replay} {runnable_command(self)}"
             result = result_row(finding, target_name=self.target.name, replay=replay, duration_s=outcome.duration_s,
                                 node_id=self.nodeid, loaded_as=self.target.loaded_as)
             row = judged(self.config, result.row())
@@ -114,7 +115,7 @@ class FuzzItem(pytest.Item):
         --rstck-strict a warn too), and reports them: each is counted once (rstck/plugin/counting.py). A warn
         that is no failure warns, as a check item's does."""
         runner, scope = self.config.stash[RUNNER], self.parent.nodeid
-        violations, first_seen = [], []
+        violations, first_seen, found_too = [], [], []
         for verdict, rule, text in self.messages:
             if not runner.findings.fails(verdict):  # an error failed setup already
                 if verdict == Verdict.WARN.value:
@@ -124,10 +125,10 @@ class FuzzItem(pytest.Item):
             if reporter is None:
                 violations.append(text)
                 first_seen.append(rule)
-            else:
-                warnings.warn(RstckNote(f"fuzzing the {self.role} found the {rule} finding too; {reporter} "
-                                        "reported it"))
+            else:  # told once, in the summary (rstck/plugin/reporting.py)
+                found_too.append([rule, reporter])
         runner.findings.record(scope, first_seen, self.nodeid)
+        self.seen_again = SeenAgain(reported=first_seen, found_too=found_too)
         if violations:
             raise FuzzFailed("\n\n".join(violations))
 

@@ -41,7 +41,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="run every check against this target (repeatable)")
     group.addoption("--rstck-rules", metavar="GLOBS", help='only these rule ids or globs: "1.*,3.9"')
     group.addoption("--rstck-profile", metavar="NAME", default=None,
-                    help="which checks run: default, an opt-in profile (spi-draft: docs/spi-draft.md), or all")
+                    help="which checks run: default, an opt-in profile (spi-draft: the early SPI draft; see the rstck "
+                         "documentation, page 'The SPI draft' (docs/spi-draft.md)), or all")
     group.addoption("--rstck-results", metavar="DIR", help="write JSON Lines result rows into DIR")
     group.addoption("--rstck-html", metavar="FILE", help="write the HTML conformance report of the run to FILE")
     group.addoption("--rstck-timeout", type=float, default=None, metavar="S",

@@ -4,6 +4,7 @@ there into the HTML report and the classname of pytest's own JUnit XML."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from typing import Any
 
@@ -24,14 +25,29 @@ def record_rows(item: pytest.Item, rows: list[dict[str, Any]]) -> None:
             results.write(row)
 
 
+@dataclasses.dataclass
+class SeenAgain:
+    """An item's findings that concern other items of its target (rstck/plugin/counting.py): the failed items it
+    reported, those it found too and left for a later item to fail for, and those an earlier item reported that it
+    found again ([item id, the reporter's node id]). The summary tells them once, at the end of the run."""
+
+    reported: list[str] = dataclasses.field(default_factory=list)
+    left: list[str] = dataclasses.field(default_factory=list)
+    found_too: list[list[str]] = dataclasses.field(default_factory=list)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
-    """The item's result rows ride on its setup report: xdist carries them to the controller, which
-    writes the HTML report and names the JUnit classname."""
+    """The item's result rows ride on its setup report, and what it saw of other items' findings on its call
+    report: xdist carries them to the controller, which writes the HTML report, names the JUnit classname and
+    prints the summary."""
     outcome = yield
     rows = getattr(item, "rstck_rows", None)
     if rows and call.when == "setup":
         outcome.get_result().rstck_rows = rows
+    seen = getattr(item, "seen_again", None)
+    if seen is not None and call.when == "call":
+        outcome.get_result().rstck_seen_again = dataclasses.asdict(seen)
 
 
 class Reporting:
@@ -47,9 +63,13 @@ class Reporting:
         self.rows: list[dict[str, Any]] = []
         self.written = ""  # what became of the HTML report, for the summary
         self.notes: list[str] = []  # what the allowlist says at the end
+        self.seen_again: list[tuple[str, SeenAgain]] = []  # by node id: told once, in the summary
         config.stash[_REPORTING] = self
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        seen = getattr(report, "rstck_seen_again", None)
+        if seen and report.when == "call":
+            self.seen_again.append((report.nodeid, SeenAgain(**seen)))
         rows = getattr(report, "rstck_rows", None)
         if not rows or report.when != "setup":
             return
@@ -94,6 +114,11 @@ class Reporting:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        lines = findings_seen_again(self.seen_again)
+        if lines:
+            terminalreporter.write_sep("=", "rstck: findings more than one item saw")
+            for line in lines:
+                terminalreporter.write_line(line)
         for note in self.notes:
             terminalreporter.write_line(note)
         if self.written:
@@ -101,6 +126,38 @@ class Reporting:
 
 
 _REPORTING = pytest.StashKey[Reporting]()
+
+
+def findings_seen_again(seen: list[tuple[str, SeenAgain]]) -> list[str]:
+    """One line per finding that more than one item of a target saw: the item that failed for it and every other
+    item that found it too (each skipped as the same finding or blocked, or passed); and a finding an item found
+    beside the one it failed for that no later item failed for, which that failure stands for."""
+    reporters: dict[tuple[str, str], str] = {}
+    for node_id, said in seen:
+        for rule in said.reported:
+            reporters.setdefault((_scope(node_id), rule), node_id)
+    again: dict[tuple[str, str], list[str]] = {}
+    lines = []
+    for node_id, said in seen:
+        for rule, reporter in said.found_too:
+            again.setdefault((rule, reporter), []).append(node_id)
+        for rule in said.left:
+            reporter = reporters.get((_scope(node_id), rule))
+            if reporter is None:
+                lines.append(f"{rule}: found by {node_id} too, beside the item it failed for; no other item failed "
+                             f"for {rule}, so that failure stands for both")
+            else:
+                again.setdefault((rule, reporter), []).append(node_id)
+    for (rule, reporter), node_ids in again.items():
+        names = ", ".join(node_id.removeprefix(_scope(reporter) + "::") for node_id in node_ids)
+        lines.append(f"{rule}: failed in {reporter}; found too by {len(node_ids)} more item"
+                     f"{'s' * (len(node_ids) != 1)}: {names}")
+    return lines
+
+
+def _scope(node_id: str) -> str:
+    """The node id of the item's target (its collector)."""
+    return node_id.rpartition("::")[0]
 
 
 def _worker_id(config: pytest.Config) -> str:

@@ -1,11 +1,13 @@
 """The conformance report: one self-contained HTML page (no network, opens from file://).
 
-A headline per implementation with a picture of its verdicts by section (and, given a history, its pass
-rate over time: reports/pictures.py), a matrix of catalogue items x implementations per profile grouped by
-section, filters, and per cell the evidence and how to reproduce it. Every string is escaped by the
-template (Jinja2 autoescape) and control characters are shown as escapes; a Content-Security-Policy
-allows only the page's own inline script (by its hash), so markup that slipped through could still
-run nothing. Long texts are cut, the rest one click away, up to a bound per text.
+A summary line (how many implementations are conformant, the failed items of them all), a headline per
+implementation with a picture of its verdicts by section (and, given a history, its pass rate over time:
+reports/pictures.py), a matrix of catalogue items x implementations per profile grouped by section, filters, and
+per cell the evidence and how to reproduce it. Failures come first in every list; paths under the project are
+shown relative to it (reports/project_paths.py). Every string is escaped by the template (Jinja2 autoescape) and
+control characters are shown as escapes; a Content-Security-Policy allows only the page's own inline script (by its
+hash), so markup that slipped through could still run nothing. Long texts are cut, the rest one click away, up to a
+bound per text.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import pathlib
 import re
 import shlex
 import textwrap
+from collections.abc import Callable
 from importlib import resources
 from typing import Any
 
@@ -27,12 +30,19 @@ from rstck.core.signals import escape_controls
 from rstck.core.verdict import LEVEL_GROUPS, BadInput
 from rstck.reports.items import ItemVerdict, by_implementation, failed_items, gate_status, item_verdicts
 from rstck.reports.pictures import PATTERNS, Point, RunHistory, points_by_day, section_bars, trend_chart, verdict_bars
+from rstck.reports.project_paths import relative_to_project
 from rstck.execution.rows import recorded_now
 
 SHOWN_CHARS = 2_000  # of a message or trace, before "show all"
 KEPT_CHARS = 100_000  # of a message or trace in the page at all: a report stays bounded whatever a target says
 CELL_REASON_CHARS = 160
 _HEADLINE_VERDICTS = ["fail", "error", "allowed", "warn"]  # listed in a headline, in this order
+# The verdict filter's choices, failures first; a verdict this version does not know comes last.
+_FILTER_VERDICTS = [*_HEADLINE_VERDICTS, "blocked", "unsupported", "n/a", "untested", "pass"]
+# Implementations not conformant first, then those whose checks could not all run, then the conformant (by the
+# gate's exit code: 1, 2, 0).
+_GATE_CODE_ORDER = {1: 0, 2: 1, 0: 2}
+LABEL_WORD_CHARS = 20  # a longer word of a name is shortened in the matrix's column header (the title has it whole)
 _MODULE_ATTR = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 
 
@@ -134,6 +144,7 @@ class ProfileGroup:
     implementations: list[Text]
     specs: list[Spec]
     columns: list[tuple[int, str]]  # (the implementation's place among all, its name)
+    labels: list[str] = dataclasses.field(default_factory=list)  # the column headers: column_label of each name
 
 
 @dataclasses.dataclass
@@ -158,8 +169,33 @@ class Headline:
     counts: str
     failed: int  # the failed items, as every face counts them (rstck/reports/items.py is_failure)
     failed_said: str  # what makes them up: " (1 fail)", " (1 fail, 2 warn); strict: ..."
+    failed_by_verdict: dict[str, int] = dataclasses.field(default_factory=dict)  # {"fail": 1, "warn": 2}
     pictures: list[tuple[str, Any]] = dataclasses.field(default_factory=list)  # (profile title, its bars)
     trend: Any = None  # the pass rate over time, when a history was given
+
+
+@dataclasses.dataclass
+class Summary:
+    """The page's first line: how many implementations are conformant, and the failed items of them all."""
+
+    implementations: int
+    conformant: int
+    not_conformant: int
+    incomplete: int
+    failed: int  # the sum of the headlines' failed items: the number the gate, the table and JUnit report
+    failed_said: str  # " (3 fail, 1 warn)"
+
+    @classmethod
+    def of(cls, headlines: list[Headline], strict: bool) -> "Summary":
+        made_of: dict[str, int] = {}
+        for headline in headlines:
+            for verdict, count in headline.failed_by_verdict.items():
+                made_of[verdict] = made_of.get(verdict, 0) + count
+        said = ", ".join(f"{n} {verdict}" for verdict, n in made_of.items() if n)
+        return cls(len(headlines), sum(h.status_class == "ok" for h in headlines),
+                   sum(h.status_class == "bad" for h in headlines),
+                   sum(h.status_class == "incomplete" for h in headlines), sum(h.failed for h in headlines),
+                   (f" ({said})" if said else "") + ("; strict: a SHOULD item not met is one" if strict else ""))
 
 
 def render(rows: list[dict[str, Any]], *, notes: list[str] = (), sources: list[str] = (), history: Any = None,
@@ -174,10 +210,12 @@ def render(rows: list[dict[str, Any]], *, notes: list[str] = (), sources: list[s
                       trim_blocks=True, lstrip_blocks=True)
     script = resources.files("rstck.reports").joinpath("templates/report.js").read_text(encoding="utf-8")
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
-    model = _model(rows, history, verdicts, strict=strict)
+    relative = relative_to_project()
+    model = _model(rows, history, verdicts, strict=strict, relative=relative)
     return env.get_template("report.html.j2").render(
         script=script, script_hash=f"sha256-{digest}", generated=recorded_now(), version=_version(),
-        notes=[Text.of(n, 400) for n in notes], sources=[Text.of(s, 400) for s in sources], rows=len(rows),
+        notes=[Text.of(relative(n), 400) for n in notes], sources=[Text.of(relative(s), 400) for s in sources],
+        rows=len(rows),
         history=None if isinstance(history, RunHistory) else history, **model)
 
 
@@ -213,33 +251,38 @@ def _link_reproducers(rows: list[dict[str, Any]], page_directory: pathlib.Path) 
             row["reproducer"] = {**said, "href": pathlib.PurePath(href).as_posix()}
 
 
-def _visible(row: dict[str, Any]) -> dict[str, Any]:
-    """Control characters of every string of a row shown as escapes, before any of it reaches the page (the
-    message and trace are escaped as they are cut: Text.of, which counts their characters as written)."""
-    return {key: value if key in ("message", "trace") else _escaped(value) for key, value in row.items()}
+def _visible(row: dict[str, Any], relative: Callable[[str], str]) -> dict[str, Any]:
+    """Every string of a row as the page shows it, before any of it reaches the page: paths under the project
+    relative to it (rstck/reports/project_paths.py), control characters as escapes (the message and trace are
+    escaped as they are cut: Text.of, which counts their characters as written)."""
+    return {key: relative(value) if key in ("message", "trace") and isinstance(value, str)
+            else _escaped(value, relative) for key, value in row.items()}
 
 
-def _escaped(value: Any) -> Any:
+def _escaped(value: Any, relative: Callable[[str], str]) -> Any:
     if isinstance(value, str):
-        return escape_controls(value)
+        return escape_controls(relative(value))
     if isinstance(value, dict):
-        return {key: _escaped(item) for key, item in value.items()}
+        return {key: _escaped(item, relative) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_escaped(item, relative) for item in value]
     return value
 
 
 def _model(rows: list[dict[str, Any]], history: Any = None,
-           judged: dict[str, dict[str, ItemVerdict]] | None = None, *, strict: bool = False) -> dict[str, Any]:
-    rows = [_visible(row) for row in rows]
+           judged: dict[str, dict[str, ItemVerdict]] | None = None, *, strict: bool = False,
+           relative: Callable[[str], str] = str) -> dict[str, Any]:
+    rows = [_visible(row, relative) for row in rows]
     rows_of = by_implementation(rows)
-    names = sorted(rows_of)
     if judged is None:
-        verdicts = {name: item_verdicts(rows_of[name]) for name in names}
+        verdicts = {name: item_verdicts(rows_of[name]) for name in rows_of}
     else:  # judged on the rows as written: shown as the rows are
-        shown = {escape_controls(name): found for name, found in judged.items()}
-        verdicts = {name: {escape_controls(item_id): ItemVerdict(found.verdict, escape_controls(found.reason),
-                                                                 [_visible(row) for row in found.rows])
+        shown = {_escaped(name, relative): found for name, found in judged.items()}
+        verdicts = {name: {escape_controls(item_id): ItemVerdict(found.verdict, _escaped(found.reason, relative),
+                                                                 [_visible(row, relative) for row in found.rows])
                            for item_id, found in shown[name].items()}
-                    for name in names}
+                    for name in rows_of}
+    names = sorted(rows_of, key=lambda name: _failures_first(name, rows_of[name], verdicts[name], strict))
     catalog = load_catalog()
     item_info: dict[str, tuple[str, str, str, str]] = {}  # id -> spec, section, level, text
     for item in catalog.items:
@@ -256,7 +299,8 @@ def _model(rows: list[dict[str, Any]], history: Any = None,
         columns = [(column, name) for column, name in enumerate(names)
                    if any(item_info[i][0] == spec for i in verdicts[name])]
         groups[spec] = ProfileGroup(spec, Text.of(_spec_title(spec)), [Text.of(n, 200) for _, n in columns],
-                                    [Spec(spec, Text.of(_spec_title(spec)), [])], columns)
+                                    [Spec(spec, Text.of(_spec_title(spec)), [])], columns,
+                                    [column_label(n) for _, n in columns])
     for item_id in shown_ids:
         spec, section, level, text = item_info[item_id]
         group = groups[spec]
@@ -278,26 +322,57 @@ def _model(rows: list[dict[str, Any]], history: Any = None,
         target_spec.sections[-1].items.append(ItemRow(item_id, level, LEVEL_GROUPS.get(level, level or "?"), spec,
                                                       Text.of(text, 600), cells, search + " " + final_spec.lower(),
                                                       final_spec))
-    trends = _trends(history)
+    trends = _trends(history, relative)
     headlines = [_headline(name, rows_of[name], verdicts[name], details, item_info, trends.get(name), strict=strict)
                  for name in names]
     specs = [spec for group in groups.values() for spec in group.specs]
     present = sorted({c.verdict for s in specs for sec in s.sections for r in sec.items for c in r.cells
-                      if c.verdict})
-    return {"headlines": headlines, "groups": list(groups.values()), "details": details, "verdicts": present,
+                      if c.verdict}, key=lambda v: (_FILTER_VERDICTS.index(v) if v in _FILTER_VERDICTS
+                                                    else len(_FILTER_VERDICTS), v))
+    return {"headlines": headlines, "summary": Summary.of(headlines, strict), "groups": list(groups.values()),
+            "details": details, "verdicts": present,
             "levels": [lvl for lvl in ("MUST", "SHOULD", "MAY") if any(
                 r.level_group == lvl for s in specs for sec in s.sections for r in sec.items)],
             "profiles": [(s.name, s.title) for s in specs], "patterns": PATTERNS}
 
 
-def _trends(history: Any) -> dict[str, list[Point]]:
+def _trends(history: Any, relative: Callable[[str], str] = str) -> dict[str, list[Point]]:
     """Points of the pass rate over time per implementation: per day from the Spark engine's pass rates, per
     run from a local history of runs."""
     if history is None:
         return {}
     points = history.points if isinstance(history, RunHistory) else points_by_day(history.counts)
-    return {escape_controls(name): [Point(escape_controls(p.label), p.passed, p.decided) for p in line]
+    return {_escaped(name, relative): [Point(escape_controls(p.label), p.passed, p.decided) for p in line]
             for name, line in points.items()}  # named as the rows are once shown (_visible)
+
+
+def _failures_first(name: str, rows: list[dict[str, Any]], verdicts: dict[str, ItemVerdict],
+                    strict: bool) -> tuple[int, int, str]:
+    """Where an implementation stands in every list of the page: not conformant first (the most failed items
+    first), then incomplete, then conformant; by name among equals."""
+    _, code = gate_status(rows, strict=strict)
+    return _GATE_CODE_ORDER[code], -len(failed_items(verdicts, strict=strict)), name
+
+
+def column_label(name: str) -> str:
+    """An implementation's name as its matrix column's header shows it: whole, but for a word longer than
+    LABEL_WORD_CHARS (a path, a module), which keeps its scheme (`node:`, `tcp://`) and as many of its last parts
+    as fit (`node:…/reactive_streams.js`, `…client_command`). A header then wraps between words only, and stays
+    narrow."""
+    return " ".join(_short_word(word) for word in name.split())
+
+
+def _short_word(word: str) -> str:
+    scheme = re.match(r"[a-z][a-z0-9+-]*:(?://)?", word)
+    head = scheme.group(0) if scheme else ""
+    rest = word[len(head):]
+    if len(word) <= LABEL_WORD_CHARS or len(rest) <= LABEL_WORD_CHARS:
+        return word
+    for separator in re.finditer(r"[/.:]", rest):
+        end = rest[separator.end():]
+        if end and len(end) <= LABEL_WORD_CHARS:
+            return f"{head}…{'/' if separator.group(0) == '/' else ''}{end}"
+    return f"{head}…{rest[-(LABEL_WORD_CHARS - 1):]}"
 
 
 def _spec_title(spec: str) -> str:
@@ -341,8 +416,8 @@ def _headline(name: str, rows: list[dict[str, Any]], verdicts: dict[str, ItemVer
         bars = section_bars(of_spec, {i: item_info[i][1] for i in of_spec})
         pictures.append((_spec_title(spec), verdict_bars(f"{name}, {_spec_title(spec)}", bars)))
     return Headline(Text.of(name, 200), status, status_class, profiles, listed, blocked,
-                    ", ".join(f"{n} {v}" for v, n in sorted(counts.items())), len(failed), failed_said, pictures,
-                    trend_chart(name, trend) if trend else None)
+                    ", ".join(f"{n} {v}" for v, n in sorted(counts.items())), len(failed), failed_said, made_of,
+                    pictures, trend_chart(name, trend) if trend else None)
 
 
 def _detail(detail_id: str, item_id: str, level: str, text: str, name: str, found: ItemVerdict) -> Detail:

@@ -1,5 +1,6 @@
 """From result rows to one verdict per catalogue item: what the table, the HTML report, JUnit and the gate show,
-and which of those verdicts count as failed items (the one number every face reports)."""
+and which of those verdicts count as failed items (the one number every face reports); and which fuzz findings
+repeat a check's finding, folded into it everywhere (`confirmed_findings`)."""
 
 from __future__ import annotations
 
@@ -43,11 +44,13 @@ def item_verdicts(rows: list[dict[str, Any]], rules: str | None = None, *,
     """
     charged: dict[str, list[dict[str, Any]]] = {}
     blocked: dict[str, list[dict[str, Any]]] = {}
+    confirmed = confirmed_findings(rows)
     for row in rows:
         if not row["rule"]:  # an error of the fuzz phase: not an item's
             continue
         item_id = row["violated"] or row["rule"]
-        charged.setdefault(item_id, []).append(row)
+        check = confirmed.get(id(row))
+        charged.setdefault(item_id, []).append(row if check is None else _confirming(row, check))
         also = row.get("also_charged") or ()
         for other in also:  # another sentence the same check found broken (or its own item, decided all the same)
             charged.setdefault(other["rule"], []).append(
@@ -65,7 +68,9 @@ def item_verdicts(rows: list[dict[str, Any]], rules: str | None = None, *,
     verdicts: dict[str, ItemVerdict] = {}
     first_error: dict[str, str] = {}
     for item_id in order:
-        found, stopped = charged.get(item_id, []), blocked.get(item_id, [])
+        # A fuzz finding that confirms a check's comes after the checks: the check's finding speaks for the item.
+        found = sorted(charged.get(item_id, []), key=lambda row: bool(row.get("confirms")))
+        stopped = blocked.get(item_id, [])
         if found or stopped or item_id in untested:
             verdict, reason = _item_verdict(found, stopped, untested.get(item_id))
             if verdict == Verdict.ERROR.value:  # the same error in many items: told once
@@ -73,6 +78,51 @@ def item_verdicts(rows: list[dict[str, Any]], rules: str | None = None, *,
                 reason = reason if seen == item_id else f"the same error as {seen}"
             verdicts[item_id] = ItemVerdict(verdict, reason, found + stopped)
     return verdicts
+
+
+def is_fuzz_row(row: dict[str, Any]) -> bool:
+    """Whether the row is a fuzz finding (its check is `fuzz-<role>`), not a rule check's."""
+    return str(row["check"]).startswith("fuzz-")
+
+
+def confirmed_findings(rows: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
+    """The fuzz findings among `rows` that repeat a check's finding, and the check row each repeats, by the id() of
+    the fuzz row: the same implementation, the same item charged, the same verdict (a check's row charges its
+    `violated` item, or its own, and those of its `also_charged`; the first check so charged is the one repeated).
+
+    Such a fuzz finding confirms the check's finding: one finding, counted once. Every face folds it into the
+    check's through this one function: `item_verdicts` (the table, JUnit, the HTML report) lists its row after
+    the check's, saying whose finding it confirms, and `rstck check` prints it under the check's finding, not as a
+    failure of its own. A fuzz finding of an item no check found so stays a finding of its own."""
+    first_check: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for row in rows:
+        if row["rule"] and not is_fuzz_row(row):
+            for item_id, verdict in _charges(row):
+                first_check.setdefault((row["implementation"], item_id, verdict), row)
+    confirmed: dict[int, dict[str, Any]] = {}
+    for row in rows:
+        if row["rule"] and is_fuzz_row(row) and row["verdict"] in _FINDINGS:
+            check = first_check.get((row["implementation"], row["violated"] or row["rule"], row["verdict"]))
+            if check is not None:
+                confirmed[id(row)] = check
+    return confirmed
+
+
+# The verdicts that are findings (of a check's, or the fuzzer's): what a fuzz finding can confirm.
+_FINDINGS = frozenset({Verdict.FAIL.value, Verdict.WARN.value, Verdict.ALLOWED.value})
+
+
+def _charges(row: dict[str, Any]) -> list[tuple[str, str]]:
+    """(item, verdict) of every item the row charges: its own finding's, and each of its also_charged."""
+    return [(row["violated"] or row["rule"], row["verdict"])] + [
+        (other["rule"], other["verdict"]) for other in row.get("also_charged") or ()]
+
+
+def _confirming(row: dict[str, Any], check: dict[str, Any]) -> dict[str, Any]:
+    """A fuzz row as the faces show it when it repeats `check`'s finding: its reason and message say so."""
+    said = f"confirms the finding of {check['check']}"
+    return {**row, "confirms": check["check"], "reason": f"{said}: {row['reason']}",
+            "message": f"{said}\n{row['message']}"}
 
 
 def by_implementation(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:

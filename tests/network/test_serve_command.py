@@ -90,8 +90,11 @@ def test_demand_below_the_stream_length_delivers_only_what_was_requested(served)
     (["--listen", "localhost"], "rstck: --listen 'localhost': expected HOST:PORT with a port from 0 to 65535, "
                                 "e.g. 127.0.0.1:9000 or [::1]:9000"),
     (["--publisher", "mine=no_such_module_here:make"], "rstck: --publisher 'mine=no_such_module_here:make': cannot "
-                                                        "import no_such_module_here: ModuleNotFoundError: No module "
-                                                        "named 'no_such_module_here'"),
+                                                        "import 'no_such_module_here' (No module named "
+                                                        f"'no_such_module_here') from the current directory "
+                                                        f"({os.getcwd()}) or the installed packages: run from the "
+                                                        "directory that holds no_such_module_here, or install it "
+                                                        "(pip install -e PROJECT)"),
 ])
 def test_bad_options_are_one_line_errors(argv, message):
     done = subprocess.run([sys.executable, "-m", "rstck.cli", "serve", *argv], capture_output=True, text=True,

@@ -95,6 +95,10 @@ class RemoteSubscription:
         self._stream = stream
         self.id = stream.id
 
+    def stands_for_class(self) -> tuple[str, str]:
+        """What a trace calls the subscription this stands in for (rstck/core/labels.py): the server's."""
+        return "RemoteSubscription", f"the server's stream {self.id}, over the network protocol"
+
     def request(self, n: int) -> None:
         self._connection._on_loop(self._connection._request, self._stream, n)
 
@@ -118,6 +122,10 @@ class RemotePublisher:
     def __init__(self, connection: Connection, name: str):
         self._connection = connection
         self.name = name
+
+    def stands_for_class(self) -> tuple[str, str]:
+        """What a trace calls the publisher this stands in for (rstck/core/labels.py): the server's."""
+        return "RemotePublisher", f"the server's publisher {self.name!r}, over the network protocol"
 
     def subscribe(self, subscriber: Subscriber[Any]) -> None:
         if subscriber is None:

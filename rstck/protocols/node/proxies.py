@@ -25,6 +25,12 @@ class JSObject:
     def __repr__(self) -> str:
         return f"<JavaScript {self.js_class or self.role} {self._js_handle}>"
 
+    def stands_for_class(self) -> tuple[str, str]:
+        """What a trace calls the object this stands in for (rstck/core/labels.py): it is the implementation's,
+        named by its JavaScript class."""
+        name = self.js_class or "Object"
+        return name, "a plain JavaScript object" if name == "Object" else f"JavaScript class {name}"
+
     def _call(self, method: str, *args: Any, demand: bool = False) -> Any:
         return self._js_process.call(self._js_handle, method, args, demand=demand)
 

@@ -118,7 +118,12 @@ function report() {
     out(`\nkept: ${kept()}`);
     return EXIT_KEPT;
   }
-  for (const v of violations) out(`\nBROKEN ${v.rule}: expected ${v.expected}; observed ${v.observed}`);
+  // One verdict line, the scenario's own rule's violation if it has one; every other violation is a detail after it.
+  const verdict = violations.find((v) => v.rule === config.rule) || violations[0];
+  out(`\nBROKEN ${verdict.rule}: expected ${verdict.expected}; observed ${verdict.observed}`);
+  const others = violations.filter((v) => v !== verdict);
+  if (others.length) out(`  and ${others.length} more violation${others.length === 1 ? '' : 's'} in this run:`);
+  for (const v of others) out(`    ${v.rule}: expected ${v.expected}; observed ${v.observed}`);
   return EXIT_BROKEN;
 }
 

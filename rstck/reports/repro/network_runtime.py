@@ -1657,8 +1657,14 @@ def main(scenario, *, target, rule, deadline_s):
     _finish(side)
     broken += [found for found in _findings if found[0] not in {b[0] for b in broken}]
     print()
-    for item, expected, observed in broken:
+    # One verdict line, the scenario's own rule's if it broke; every other rule broken is a detail after it.
+    broken.sort(key=lambda found: found[0] != rule)
+    for item, expected, observed in broken[:1]:
         print(f"BROKEN {item}: expected {expected}; observed {observed}")
+    if broken[1:]:
+        print(f"  and {len(broken) - 1} more violation{'s' * (len(broken) != 2)} in this run:")
+    for item, expected, observed in broken[1:]:
+        print(f"    {item}: expected {expected}; observed {observed}")
     if not broken:
         print(f"kept: nothing broke {rule} (nor any rule the script checks on every frame) in this scenario")
     sys.stdout.flush()

@@ -192,17 +192,23 @@ def _names(node: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
-def render(evidence: dict[str, Any], *, header: str, target: str, rule: str) -> str:
-    """The whole script."""
+def render(evidence: dict[str, Any], *, header: str, target: str, rule: str,
+           made: dict[str, Any] | None = None) -> str:
+    """The whole script. `made`: how the script makes the target's factories without its module, and the folder of
+    the project it imports that module from (rstck/reports/repro/factories.py, read_factories)."""
     lines = body(evidence, Python())
     scenario = "def scenario(target):\n" + "\n".join(INDENT + line if line else "" for line in lines)
     makes = [op for op in evidence["ops"] if op["op"] == "make"]
-    factories = {op["factory"]: op["importable"] for op in makes} if all("importable" in op for op in makes) else {}
+    without_module = (made or {}).get("factories") or {}
+    scripted = {op["factory"]: without_module.get(op["factory"]) or op.get("importable") for op in makes}
+    factories = scripted if all(scripted.values()) else {}
+    path = (made or {}).get("path")
     spark = (evidence.get("settings") or {}).get("spark")  # the Spark master the target names ("": the default)
     config = (f"target={target!r}, rule={rule!r}, deadline_s={evidence['deadline_s']!r}, "
               f"responsiveness_bound_s={evidence['responsiveness_bound_s']!r}"
               + (", event_loop=True" if evidence.get("event_loop") else "")
               + (f", factories={factories!r}" if factories else "")
+              + (f", path={path!r}" if path else "")
               + (f", attempts={RACE_ATTEMPTS}" if _races(scenario, rule) else "")
               + (", session=spark_session" if spark is not None else "")
               + (f", spark_master={spark!r}" if spark else ""))

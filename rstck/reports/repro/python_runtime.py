@@ -20,7 +20,7 @@ STUCK_S = 0.01  # a thread of the script's that stays at one place this long wai
 EXIT_KEPT, EXIT_BROKEN, EXIT_CANNOT_RUN = 0, 1, 2
 # What the scenario says of itself (main's arguments): the target it was written for, the rule, the check's deadline.
 _config = {"target": "", "rule": "", "deadline_s": 5.0, "responsiveness_bound_s": 0.25, "event_loop": False,
-           "factories": {}, "attempts": 1, "session": None, "spark_master": ""}
+           "factories": {}, "attempts": 1, "session": None, "spark_master": "", "path": []}
 _loop = []  # the event loop the scenario's calls run in, for an implementation that lives on one (asyncio)
 
 _lock = threading.RLock()
@@ -1336,29 +1336,45 @@ def _report():
     if not found:
         print(f"\nkept: nothing broke {_config['rule']} (nor any rule rstck's probes judge) in this scenario")
         return EXIT_KEPT
-    for rule, expected, observed, _ in found:
-        print(f"\nBROKEN {rule}: expected {expected}; observed {observed}")
+    # One verdict line, the scenario's own rule's violation if it has one; every other violation is a detail after it.
+    verdict = next((broken for broken in found if broken[0] == _config["rule"]), found[0])
+    print(f"\nBROKEN {verdict[0]}: expected {verdict[1]}; observed {verdict[2]}")
+    others = [broken for broken in found if broken is not verdict]
+    if others:
+        print(f"  and {len(others)} more violation{'s' * (len(others) != 1)} in this run:")
+    for rule, expected, observed, _ in others:
+        print(f"    {rule}: expected {expected}; observed {observed}")
     return EXIT_BROKEN
 
 
 def _imported(spec):
+    """MODULE:QUALNAME, or a MODULE, imported from the project's root (or the folder of it the script names)."""
     module_name, _, name = spec.partition(":")
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
+    for folder in [os.getcwd(), *(os.path.join(os.getcwd(), folder) for folder in _config["path"])]:
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
     found = importlib.import_module(module_name)
-    for part in name.split("."):
+    for part in name.split(".") if name else ():
         found = getattr(found, part)
     return found
 
 
 class _Factories:
-    """The target's factories, each imported by its own name: the implementation alone, not the target's module.
-    Given a session (Spark's), each is handed it first, as the target hands it."""
+    """The target's factories without the target's module: each imported by its own name, or written out as a lambda
+    over names imported by theirs. Given a session (Spark's), each is handed it first, as the target hands it."""
 
     def __init__(self, factories, session=None):
         for factory, spec in factories.items():
-            imported = _imported(spec)
-            setattr(self, factory, imported if session is None else _handed(session, imported))
+            made = _imported(spec) if isinstance(spec, str) else _written_out(*spec)
+            setattr(self, factory, made if session is None else _handed(session, made))
+
+
+def _written_out(code, names):
+    return eval(code, {name: _imported(where) for name, where in names.items()})  # noqa: S307 - the kit wrote it
+
+
+def _shown(factories):
+    return ", ".join(spec if isinstance(spec, str) else spec[0] for spec in factories.values())
 
 
 def _handed(session, factory):
@@ -1408,6 +1424,7 @@ def main(scenario, **config):
     given = sys.argv[1] if len(sys.argv) > 1 else ""
     spec = given or _config["target"]
     session = None
+    kit_before = "rstck" in sys.modules  # a process that had it before the target loaded (a test's) says nothing
     if _config["session"] is not None:  # before the baseline of threads: the session's own are not the implementation's
         try:
             session = _config["session"]()
@@ -1420,7 +1437,7 @@ def main(scenario, **config):
         # Named on the command line: that target's factories; else the factories themselves, where each has a name
         # of its own, or the target's module.
         if _config["factories"] and not given:
-            target, spec = _Factories(_config["factories"], session), ", ".join(_config["factories"].values())
+            target, spec = _Factories(_config["factories"], session), _shown(_config["factories"])
         else:
             target = _imported(spec)
     except BaseException:  # noqa: BLE001 - whatever stops the import, the script cannot run
@@ -1439,6 +1456,10 @@ def main(scenario, **config):
     _kit_threads.add(watchdog)
     watchdog.start()
     print(f"reproducing {_config['rule']} against {spec}\n")
+    if "rstck" in sys.modules and not kit_before and not given:
+        print(f"(not standalone: loading {spec} imported rstck; keep the implementation in a module that does not "
+              "import rstck, and the target in one that does, its factories classes or lambdas over the "
+              "implementation's names: docs/reproducers.md)\n")
     if session is not None:
         print(f"(a Spark session, {_config['spark_master']}, started in {_config['spark_start_s']:.1f} s)\n")
     try:

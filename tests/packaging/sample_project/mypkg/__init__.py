@@ -1,0 +1,1 @@
+"""A Reactive Streams range publisher."""

@@ -1,0 +1,7 @@
+import rstck
+
+from mypkg.tck import target
+
+
+class TestRangePublisher(rstck.PublisherVerification):
+    target = target
