@@ -23,7 +23,8 @@ def add_serve_command(commands: argparse._SubParsersAction) -> argparse.Argument
                          help=f"where to listen (default {DEFAULT_LISTEN}; port 0 picks a free port)")
     command.add_argument("--publisher", action="append", default=[], metavar="NAME=MODULE:FACTORY",
                          help="serve FACTORY() under NAME; called per subscribe, it returns a Publisher of bytes "
-                              "(repeatable)")
+                              "(repeatable). A NAME holding {n} (ticks/{n}) serves FACTORY(n) under ticks/5 and "
+                              "the like: `rstck check tcp://HOST:PORT/ticks/{n}` checks it")
     command.add_argument("--max-frame-bytes", type=int, default=None, metavar="N",
                          help="the largest frame sent or accepted (default 16 MiB)")
     command.add_argument("--part-size", type=int, default=None, metavar="N",
@@ -50,6 +51,8 @@ def load_publisher(text: str) -> tuple[str, Any]:
     name = match["name"]
     if name.startswith(RESERVED_PREFIX):
         raise BadInput(f"--publisher {text!r}: names starting with {RESERVED_PREFIX!r} are reserved")
+    if name.count("{n}") > 1:
+        raise BadInput(f"--publisher {text!r}: {{n}} stands for the number of elements, once")
     # The user's module is imported as `rstck check` imports a target's: the current directory comes first.
     target = import_named(match["module"], match["factory"], said=f"--publisher {text!r}")
     if not callable(target):

@@ -23,6 +23,7 @@ import time
 from typing import Any
 
 from rstck.protocols.network.connection import Connection, ThreadedConnection, connect_threaded, parse_url
+from rstck.protocols.network.served_names import ServedNames, split_target_url
 from rstck.core.settle import SettleOutcome, SettleTimeout, Settler
 from rstck.core.signals import Trace
 from rstck.core.target import ErrorNames, Target
@@ -61,7 +62,8 @@ NOT_OBSERVABLE = {
 
 
 class NetworkServerTarget(Target):
-    """A server at host:port that serves the reserved publisher names (docs/wire-format.md)."""
+    """A server at host:port that serves the reserved publisher names (docs/wire-format.md); the Reactive Streams
+    checks subscribe to those, or to the user's own publishers a template in the URL names (`served_names`)."""
 
     # Over the wire an error is a message: the kit's client delivers every onError as a RemoteError.
     error_names = ErrorNames("network", type_error="RemoteError", range_error="RemoteError")
@@ -74,12 +76,15 @@ class NetworkServerTarget(Target):
     def __init__(self, url: str):
         super().__init__()
         try:
-            self.address = parse_url(url)
+            address, self.names = split_target_url(url)
+            self.address = parse_url(address)
         except ValueError as exc:
             raise BadInput(f"target {url!r}: {exc}") from None
-        self.url = url
+        self.url = address  # where to connect
         self.name = url
         self.loaded_as = url
+        if self.names.failed is None:
+            self.capabilities = self.capabilities - {"failed_publisher"}
         # Set by net.closing.1's check when the server stopped serving after the kit reset a connection: a check
         # that cannot connect afterwards is stopped by that finding, not an error of its own.
         self.down_after_reset = ""
@@ -100,12 +105,12 @@ class NetworkServerTarget(Target):
         return NetworkSettler(trace, self)
 
     def new_publisher(self, session: Any, n: int) -> Any:
-        publisher = session.settler.connection(session).publisher(f"rstck/range/{n}")
+        publisher = session.settler.connection(session).publisher(self.names.of_count(n))
         session.evidence.made(publisher, "create_publisher", (n,), "publisher")
         return publisher
 
     def new_failed_publisher(self, session: Any) -> Any:
-        publisher = session.settler.connection(session).publisher("rstck/error")
+        publisher = session.settler.connection(session).publisher(self.names.failed)
         session.evidence.made(publisher, "create_failed_publisher", (), "publisher")
         return publisher
 
@@ -217,10 +222,10 @@ class NetworkSettler(Settler):
         if self._observer is None:
             return
         until = deadline - min(PROMISE_RESERVE_S, max(0.0, deadline - time.monotonic()) / 4)
-        waiting = promised(self._observer.ledger)
+        waiting = promised(self._observer.ledger, self.target.names)
         while waiting and time.monotonic() < until and not self.broken():
             self.trace.wait_for_more(len(self.trace), min(0.05, max(0.0, until - time.monotonic())))
-            waiting = promised(self._observer.ledger)
+            waiting = promised(self._observer.ledger, self.target.names)
         if waiting:
             self.trace.note(f"still awaited when the wait for it ended, short of the deadline: {'; '.join(waiting)}")
 
@@ -252,11 +257,12 @@ def _say_goodbye(connection: ThreadedConnection) -> None:
         pass
 
 
-def promised(ledger: Ledger) -> list[str]:
-    """What the streams the kit's client opened are owed by the reserved names' definitions
-    (docs/wire-format.md) and have not had: subscribed; of rstck/range/N the elements requested, up to N; and
-    the terminal signal of rstck/error, rstck/empty, and of rstck/range/N once its N elements came with demand
-    left over (a publisher that completes only when asked for more gets that request from the check)."""
+def promised(ledger: Ledger, names: ServedNames) -> list[str]:
+    """What the streams the kit's client opened are owed by the names' definitions (the reserved ones:
+    docs/wire-format.md; a user's named by a template: n elements) and have not had: subscribed; of rstck/range/N
+    (or the template's name for N) the elements requested, up to N; and the terminal signal of rstck/error (or the
+    named failed publisher), rstck/empty, and of a range once its N elements came with demand left over (a
+    publisher that completes only when asked for more gets that request from the check)."""
     owed = []
     for stream in ledger.streams.values():
         if stream.cancelled or stream.terminal:
@@ -264,7 +270,7 @@ def promised(ledger: Ledger) -> list[str]:
         if not stream.subscribed:
             owed.append(f"subscribed for {stream.publisher} (id {stream.id})")
             continue
-        size = _promised_size(stream.publisher)
+        size = 0 if stream.publisher == BARRIER else names.count_of(stream.publisher)
         if size is None:
             continue
         if stream.received < min(size, stream.requested):
@@ -273,15 +279,6 @@ def promised(ledger: Ledger) -> list[str]:
         elif stream.received >= size and stream.requested > stream.received:
             owed.append(f"the end of {stream.publisher} (id {stream.id})")
     return owed
-
-
-def _promised_size(name: str) -> int | None:
-    if name in ("rstck/empty", "rstck/error"):
-        return 0
-    prefix = "rstck/range/"
-    if name.startswith(prefix) and name[len(prefix):].isascii() and name[len(prefix):].isdigit():
-        return int(name[len(prefix):])
-    return None
 
 
 class _Barrier:

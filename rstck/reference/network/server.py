@@ -28,6 +28,7 @@ from rstck.protocols.network.wire import (DEFAULT_MAX_FRAME_BYTES, PROTOCOL_VERS
                      OnComplete, OnError, OnNext, OnNextLastPart, OnNextPacked, OnNextPart, Request, ServerHello,
                      Subscribe, Subscribed, WireError, describe, encode, encode_raw)
 from rstck.protocols.network import RESERVED_PREFIX, close_sending_side
+from rstck.protocols.network.served_names import COUNT, ServedNames
 from rstck.reference.network.reserved import ReservedPublisher, reserved_publisher
 
 __all__ = ["DEFAULT_PART_SIZE", "ReferenceServer", "serve", "shut_down"]
@@ -68,18 +69,35 @@ def _bin_header(size: int) -> bytes:
 _CONNECTIONS: weakref.WeakKeyDictionary[asyncio.Server, set[ReferenceServer]] = weakref.WeakKeyDictionary()
 
 
+def served_factory(publishers: dict[str, PublisherFactory], name: str) -> PublisherFactory | None:
+    """The factory serving `name`: the one registered under it, or under a template that makes it (`ticks/{n}`
+    makes `ticks/5`, served by FACTORY(5)); None if none does."""
+    factory = publishers.get(name)
+    if factory is not None:
+        return factory
+    for template, templated in publishers.items():
+        if COUNT in template:
+            count = ServedNames(template, None).count_of(name)
+            if count is not None:
+                return functools.partial(templated, count)
+    return None
+
+
 async def serve(host: str = "127.0.0.1", port: int = 0, *,
                 publishers: dict[str, PublisherFactory] | None = None,
                 max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
                 part_size: int = DEFAULT_PART_SIZE,
                 connection_type: type[ReferenceServer] | None = None) -> asyncio.Server:
     """Listen on host:port (port 0 picks a free one) and serve the reserved publishers plus `publishers`,
-    whose factories are called once per subscribe. Stop it with `shut_down`. `connection_type` serves each
+    whose factories are called once per subscribe; a name holding `{n}` once (`ticks/{n}`) serves FACTORY(n)
+    under each name it makes (`ticks/5`: five elements, as the kit's checks ask). Stop it with `shut_down`. `connection_type` serves each
     connection (a subclass of ReferenceServer: the kit's tests serve mutants so)."""
     factories = dict(publishers or {})
     for name, factory in factories.items():
         if not isinstance(name, str) or name.startswith(RESERVED_PREFIX):
             raise ValueError(f"publisher name {name!r}: names starting with {RESERVED_PREFIX!r} are reserved")
+        if name.count(COUNT) > 1:
+            raise ValueError(f"publisher name {name!r}: {COUNT} stands for the number of elements, once")
         if not callable(factory):
             raise ValueError(f"publisher {name!r}: the factory must be callable, got {factory!r}")
     if type(max_frame_bytes) is not int or max_frame_bytes < MIN_MAX_FRAME_BYTES:
@@ -310,7 +328,7 @@ class ReferenceServer:
         if stream_id in self._streams:
             raise _Fault(f"subscribe for id {stream_id}, whose stream is still open")
         reserved = reserved_publisher(name) if name.startswith(RESERVED_PREFIX) else None
-        factory = self._publishers.get(name)
+        factory = served_factory(self._publishers, name)
         if reserved is None and factory is not None:
             reserved = ReservedPublisher(factory)
         stream = _Stream(stream_id, reserved.element_size if reserved else 0)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pathlib
 from typing import Any
 
+from rstck.protocols.network.served_names import ServedNames, split_target_url
 from rstck.reports.repro.python import INDENT, runtime_for
 from rstck.reports.repro.scenario import CannotWrite, label_of
 
@@ -16,8 +17,6 @@ RUNTIME = pathlib.Path(__file__).with_name("network_runtime.py")
 CLIENT_PREFIX = "client-cmd:"  # how a client command names its target (rstck/adapters/network)
 # The rules the runtime's client judges on every frame, as rstck's client does (the others are its probes').
 WIRE_MONITORED = frozenset({"1.1", "1.7", "1.9"})
-# The kit's client's publishers: what each factory subscribes to (rstck/adapters/network/server_target.py).
-RESERVED = {"create_publisher": lambda n: f"rstck/range/{n}", "create_failed_publisher": lambda: "rstck/error"}
 
 
 def value(data: Any) -> str:
@@ -64,7 +63,7 @@ def _rule(op: dict[str, Any]) -> str:
     return f"{op['rule']!r}, {op['expected']!r}"
 
 
-def statement(op: dict[str, Any]) -> str:
+def statement(op: dict[str, Any], names: ServedNames) -> str:
     """One operation on a connection (or of the kit's client) as a line of Python."""
     kind, conn = op["op"], op.get("conn")
     if kind == "connect":
@@ -109,14 +108,17 @@ def statement(op: dict[str, Any]) -> str:
     if kind in ("until_read", "after_goodbye", "reset", "stops_after_goodbye", "answered_goodbye",
                 "hold_goodbye_answer", "goodbye_or_close"):
         return f"{conn}.{kind}()"
-    return _through_the_client(op)
+    return _through_the_client(op, names)
 
 
-def _through_the_client(op: dict[str, Any]) -> str:
-    """An operation of a Reactive Streams check run over the wire, as a call of the script's client."""
+def _through_the_client(op: dict[str, Any], names: ServedNames) -> str:
+    """An operation of a Reactive Streams check run over the wire, as a call of the script's client: a publisher
+    the check made is the name the kit's client subscribed to for it (rstck/adapters/network/server_target.py)."""
     kind, probe = op["op"], op.get("probe")
-    if kind == "make" and op["factory"] in RESERVED:
-        return f"{op['name']} = {RESERVED[op['factory']](*op['args'])!r}"
+    if kind == "make" and op["factory"] == "create_publisher":
+        return f"{op['name']} = {names.of_count(*op['args'])!r}"
+    if kind == "make" and op["factory"] == "create_failed_publisher" and names.failed is not None:
+        return f"{op['name']} = {names.failed!r}"
     if kind == "subscribe":
         return f"client.subscribe({value(op['publisher'])}, {value(probe)})"
     if kind == "request":
@@ -168,15 +170,19 @@ def render(evidence: dict[str, Any], *, header: str, target: str, rule: str) -> 
     """The whole script."""
     if any(op.get("inside") is not None or op.get("thread") is not None for op in evidence["ops"]):
         raise CannotWrite("operations made inside signals or on threads of the kit's")
+    names = split_target_url(target)[1] if target.startswith("tcp://") else ServedNames()
     lines = [*declarations(evidence["objects"]), ""]
     for op in evidence["ops"]:
-        line = statement(op)
+        line = statement(op, names)
         if line:  # else nothing to do over the wire (a probe made or let go of)
             lines.append(f"{line:<60}  # trace #{op['at']}" if "at" in op else line)
     lines += claim(evidence["claim"])
     scenario = "def scenario(side):\n" + "\n".join(INDENT + line if line else "" for line in lines)
     given = target.removeprefix(CLIENT_PREFIX)
+    counts = {names.of_count(*op["args"]): op["args"][0] for op in evidence["ops"]
+              if op["op"] == "make" and op["factory"] == "create_publisher" and not names.reserved}
+    promises = f", promises={counts!r}" if counts else ""
     runtime = runtime_for(f"{scenario}\nmain(scenario)", RUNTIME)
     return (f'#!/usr/bin/env python3\n"""{header}"""\n\n\n{scenario}\n\n\n{runtime}\n\n'
             f'if __name__ == "__main__":\n    main(scenario, target={given!r}, rule={rule!r}, '
-            f'deadline_s={evidence["deadline_s"]!r})\n')
+            f'deadline_s={evidence["deadline_s"]!r}{promises})\n')

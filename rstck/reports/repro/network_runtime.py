@@ -919,7 +919,7 @@ class Kit:
 
     def __init__(self, url):
         self.url = url
-        rest = url[len("tcp://"):]
+        rest = url[len("tcp://"):].split("/", 1)[0].split("?", 1)[0]  # the publishers' names follow: the client's
         host, _, port = rest.rpartition(":")
         self.address = (host.strip("[]"), int(port))
         self.connections = []
@@ -1086,7 +1086,8 @@ class KitClient:
                 return
 
     def promised(self):
-        """The streams still owed something by the reserved names' definitions (docs/wire-format.md)."""
+        """The streams still owed something by the reserved names' definitions (docs/wire-format.md), or by the
+        counts the user's publishers were named with."""
         owed = []
         for stream in self.connection.streams.values():
             if stream.id in self.barriers or stream.cancelled or stream.terminal:
@@ -1096,7 +1097,7 @@ class KitClient:
                 continue
             name = stream.publisher
             size = 0 if name in ("rstck/empty", "rstck/error") else (
-                int(name[len("rstck/range/"):]) if name.startswith("rstck/range/") else None)
+                int(name[len("rstck/range/"):]) if name.startswith("rstck/range/") else _config["promises"].get(name))
             if size is None:
                 continue
             if stream.received < min(size, stream.requested) or (stream.received >= size
@@ -1634,11 +1635,13 @@ def expect_answered_with_goodbye(run, rule):
 # -- The verdict ----------------------------------------------------------------------------------------------
 
 
-def main(scenario, *, target, rule, deadline_s):
+def main(scenario, *, target, rule, deadline_s, promises=None):
     """Play the scenario against the target (the one it was written for, or the URL or command given as the
     argument), end every connection as rstck does, and judge: exit 1 with BROKEN lines while the implementation
-    breaks a rule the script checks, 0 once it keeps them, 2 if the script cannot run."""
-    _config.update(rule=rule, deadline_s=deadline_s)
+    breaks a rule the script checks, 0 once it keeps them, 2 if the script cannot run. `promises`: how many
+    elements each publisher of the user's the scenario subscribes to promises (the reserved names say so
+    themselves)."""
+    _config.update(rule=rule, deadline_s=deadline_s, promises=promises or {})
     given = sys.argv[1] if len(sys.argv) > 1 else target
     side = Kit(given) if given.startswith("tcp://") else Client(given)
     print(f"reproducing {rule} against {given} (deadline {deadline_s} s)\n", flush=True)
