@@ -10,6 +10,7 @@ import os
 import pathlib
 import pickle
 import re
+import shlex
 import threading
 import time
 
@@ -18,10 +19,10 @@ import pytest
 import rstck
 
 from rstck import InProcessTarget
-from rstck.fuzz.campaign import Shard, plan_shards, run_shard, run_shard_on, run_shard_outcome
+from rstck.fuzz.campaign import Shard, plan_shards, replay_command, run_shard, run_shard_on, run_shard_outcome
 from rstck.fuzz.local_engine import run_local
 from rstck.fuzz.report import result_row
-from rstck.fuzz.run import run_machine
+from rstck.fuzz.run import Finding, run_machine
 from rstck.reference.publishers import FailedPublisher
 from rstck.reference.targets import sync_publisher
 from rstck.execution.findings import ROW_FIELDS
@@ -299,3 +300,12 @@ def test_a_role_cut_by_the_fuzz_phase_ceiling_says_so(monkeypatch, capsys):
     out = capsys.readouterr().out
     assert code == 0, out
     assert "fuzz publisher: 0 examples (0 steps)" in out and "cut at its 0 s bound: 10 were planned" in out, out
+
+
+def test_the_replay_command_quotes_a_target_a_shell_would_split():
+    """A node: path with a space, a URL with a name template: the printed command runs as printed."""
+    finding = Finding(role="publisher", kind="violation", rule="1.1", expected="", observed="", trace="", seed=3)
+    for target in ("node:./my impl.js", "tcp://127.0.0.1:9000/ticks/{n}", "mypkg.tck:target"):
+        shard = Shard(target=target, role="publisher", first_seed=3, runs=1, examples_per_run=10, steps=20)
+        words = shlex.split(replay_command(shard, finding))
+        assert words[:3] == ["rstck", "fuzz", target] and words[-2:] == ["--replay", finding.replay]

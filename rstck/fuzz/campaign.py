@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import shlex
 import time
 from collections.abc import Callable
 from typing import Any
@@ -77,12 +78,12 @@ class ShardOutcome:
 
 def replay_command(shard: Shard, finding: Finding) -> str:
     """The one command that replays `finding` (the shrunk example, or its whole seeded run)."""
-    command = f"rstck fuzz {shard.target} --role {shard.role} --steps {shard.steps}"
+    command = f"rstck fuzz {shlex.quote(shard.target)} --role {shard.role} --steps {shard.steps}"
     if shard.timeout_s != DEFAULT_DEADLINE_S:
         command += f" --timeout {shard.timeout_s:g}"
     if not finding.blob:
         command += f" --examples {finding.examples or shard.examples_per_run}"
-    return f"{command} --replay {finding.replay}"
+    return f"{command} --replay {shlex.quote(finding.replay)}"
 
 
 def plan_shards(target_spec: str, roles: list[str], *, examples: int | None, time_s: float | None, jobs: int,
