@@ -298,6 +298,8 @@ def _next_steps(args: argparse.Namespace, found: list[dict[str, Any]]) -> list[s
     from rstck.reports.repro import reason_against  # only when an item failed
 
     reasons = [reason_against(row) for row in found]
+    if args.repro:  # this run writes the reproducers: the summary names each script
+        return [f"re-run:           {rerun}"]
     return [f"re-run:           {rerun}",
             f"write reproducer: {command} --repro {directory}" if "" in reasons else
             f"no reproducer: {reasons[0]}"]

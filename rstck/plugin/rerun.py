@@ -57,7 +57,10 @@ def next_steps(item: Any, row: dict[str, Any]) -> list[str]:
     from rstck.reports.repro import reason_against  # only when an item failed
 
     command = runnable_command(item)
-    directory = item.config.getoption("rstck_repro", None) or REPRO_DIRECTORY
+    written_to = item.config.getoption("rstck_repro", None)
+    if written_to:  # this run writes the reproducers: the report names the item's script above
+        return [f"re-run:           {command}"]
+    directory = REPRO_DIRECTORY
     why_not = reason_against(row)
     return [f"re-run:           {command}",
             f"no reproducer: {why_not}" if why_not else
