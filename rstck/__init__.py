@@ -23,11 +23,10 @@ def _leave_the_kits_assertions_alone() -> None:
 
 _leave_the_kits_assertions_alone()
 
-# The public names, and the module each comes from.
+# The kit's own public names, and the module each comes from; a profile's or an adapter's are its plug-in's
+# (rstck/core/plugins.py exports: DraftNames, InProcessTarget).
 _PUBLIC = {
-    "DraftNames": "rstck.rules.spi_draft.names",
     "ErrorNames": "rstck.core.target",
-    "InProcessTarget": "rstck.adapters.inprocess.target",
     "NotApplicable": "rstck.core.verdict",
     "ProcessorVerification": "rstck.execution.verification",
     "PublisherVerification": "rstck.execution.verification",
@@ -45,9 +44,18 @@ _PUBLIC = {
 _FORMER = {"Profile": "ErrorNames", "DraftProfile": "DraftNames"}
 
 
+def _plugin_exports() -> dict[str, str]:
+    from rstck.core.plugins import exported_names  # reads the installed plug-ins: only when a name asks for it
+
+    return exported_names()
+
+
 def __getattr__(name: str):
+    if name == "__all__":
+        return sorted({*_PUBLIC, *_plugin_exports(), *_FORMER, "connect"})
     name = _FORMER.get(name, name)
-    module = _PUBLIC.get(name)
+    # A dunder probe (copy, pickle, doctest) never reads the plug-ins.
+    module = _PUBLIC.get(name) or (None if name.startswith("__") else _plugin_exports().get(name))
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)
@@ -63,8 +71,5 @@ def connect(url: str, **options):
     return connect_threaded(url, **options)
 
 
-__all__ = sorted([*_PUBLIC, *_FORMER, "connect"])
-
-
 def __dir__():
-    return __all__
+    return __getattr__("__all__")

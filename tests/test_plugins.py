@@ -72,3 +72,35 @@ def test_the_html_report_titles_the_profile_and_names_the_target_as_its_adapter_
     page = html.unescape(report.read_text(encoding="utf-8"))
     assert "Echo protocol (an example profile from outside rstck)" in page
     assert "rstck check echo:echo_kit.services:shouting --rules echo.1" in page
+
+
+def test_the_adapter_names_its_reproducer_language_and_the_profile_whether_scripts_judge_its_items(installed, tmp_path):
+    """The reproducer language of a target comes from its adapter's description, whether a script judges an item
+    from its profile's: the echo adapter says Python, the echo profile names no language, so a finding gets no
+    script, for want of one that judges its items, not of a language for its target."""
+    asked = run(installed, "-c", "from rstck.reports.repro import language_of; "
+                "print(language_of('echo:echo_kit.services:shouting'))")
+    assert asked.stdout.split() == ["python"], asked.stdout + asked.stderr
+    checked = run(installed, "-m", "rstck", "check", "echo:echo_kit.services:shouting", "--repro",
+                  str(tmp_path / "repro"), cwd=tmp_path)
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    assert "reproducers: 0 of 1 finding written" in checked.stdout, checked.stdout
+    assert "none, reproducers of the echo-protocol profile's items are not written yet" in checked.stdout
+
+
+def test_the_plugins_exports_are_names_of_rstck(installed):
+    """`rstck.NAME` resolves the names a plug-in exports (Adapter.exports), the kit's own shipped ones included."""
+    asked = run(installed, "-c", "import rstck; print(rstck.EchoTarget.__module__, rstck.InProcessTarget.__module__, "
+                "rstck.DraftNames.__module__, 'EchoTarget' in dir(rstck))")
+    assert asked.stdout.split() == ["echo_kit.adapter", "rstck.adapters.inprocess.target",
+                                    "rstck.rules.spi_draft.names", "True"], asked.stdout + asked.stderr
+
+
+def test_fuzz_findings_are_items_of_the_profile_that_claims_the_fuzzed_role():
+    """The fuzzer's rows name the spec of the profile whose `fuzzed_roles` hold the role, not a spec it writes."""
+    from rstck.core.plugins import profile_fuzzed_as, profiles
+    from rstck.fuzz.report import spec_fuzzed_as
+
+    for role in ("publisher", "subscriber", "processor"):
+        claiming = [profile.name for profile in profiles() if role in profile.fuzzed_roles]
+        assert claiming == [profile_fuzzed_as(role).name] == [spec_fuzzed_as(role)] == ["reactive-streams"]

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import importlib
+import re
 import sys
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -43,7 +44,10 @@ class Profile:
     `markers` are the pytest markers its items may carry, with their help; every item carries `marker`.
     `order` places the profile in listings and reports (the core profile first). `checked_as(target, subjects)`
     lets a target serving some of `subjects` be checked in another subject's role, by a view of it per role:
-    the core profile checks a processor as a publisher and as a subscriber (4.1)."""
+    the core profile checks a processor as a publisher and as a subscriber (4.1). `fuzzed_roles` are the roles
+    of the fuzzer's state machines (rstck/fuzz) whose findings are its items; `reproduced_in` the reproducer
+    languages (rstck/reports/repro) whose scripts judge its items; `exports` the names it offers as `rstck.NAME`,
+    each with the module that defines it."""
 
     name: str  # the catalogue's spec name
     title: str
@@ -57,6 +61,9 @@ class Profile:
     contexts: Mapping[str, str] = dataclasses.field(default_factory=dict)
     order: int = 100
     checked_as: Callable[[Target, set[str]], dict[str, Target]] | None = None
+    fuzzed_roles: tuple[str, ...] = ()
+    reproduced_in: tuple[str, ...] = ()
+    exports: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
     def subject_of(self, needs: frozenset[str]) -> str:
         return next((subject for subject in self.subjects if subject in needs), self.subjects[-1])
@@ -96,7 +103,9 @@ class Adapter:
     "module:function", imported only when a target of its scheme is loaded: function(spec) -> Target, BadInput
     saying what to fix. `describes` tells the user in `rstck check --help` what its target strings look like.
     `rerun(spec)` is the `rstck check` arguments that name the target again (the reports' commands): by
-    default the spec itself."""
+    default the spec itself. `reproducers` names, per scheme, the reproducer language (rstck/reports/repro) of
+    the targets it names, the key "" standing for MODULE:ATTR; a scheme it leaves out gets no reproducer.
+    `exports` are the names it offers as `rstck.NAME`, each with the module that defines it."""
 
     name: str
     schemes: tuple[str, ...] = ()
@@ -104,9 +113,15 @@ class Adapter:
     describes: str = ""
     options: tuple[TargetOption, ...] = ()
     rerun: Callable[[str], list[str]] | None = None
+    reproducers: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    exports: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
     def takes(self, spec: str) -> bool:
         return any(spec.startswith(scheme) for scheme in self.schemes)
+
+    def scheme_of(self, spec: str) -> str:
+        """The longest of its schemes that `spec` starts with ("" if none)."""
+        return max((scheme for scheme in self.schemes if spec.startswith(scheme)), key=len, default="")
 
     def load(self, spec: str) -> Target:
         module, _, function = self.loader.partition(":")
@@ -191,8 +206,35 @@ def adapters() -> tuple[Adapter, ...]:
 
 def adapter_for(spec: str) -> Adapter | None:
     """The adapter whose scheme `spec` starts with (the longest that matches), or None: MODULE:ATTR."""
-    matching = [(max(len(s) for s in a.schemes if spec.startswith(s)), a) for a in adapters() if a.takes(spec)]
+    matching = [(len(a.scheme_of(spec)), a) for a in adapters() if a.takes(spec)]
     return max(matching, key=lambda pair: pair[0])[1] if matching else None
+
+
+MODULE_ATTR = re.compile(r"[\w.]+:[\w.]+")
+
+
+def reproducer_language(spec: str) -> str | None:
+    """The reproducer language of the target `spec` names, as its adapter says (Adapter.reproducers); None: none."""
+    adapter = adapter_for(spec)
+    if adapter is not None:
+        return adapter.reproducers.get(adapter.scheme_of(spec))
+    if MODULE_ATTR.fullmatch(spec):
+        return next((a.reproducers[""] for a in adapters() if "" in a.reproducers), None)
+    return None
+
+
+def profile_fuzzed_as(role: str) -> Profile:
+    """The profile whose items the fuzzer's `role` machine judges (Profile.fuzzed_roles)."""
+    claiming = [p for p in profiles() if role in p.fuzzed_roles]
+    if len(claiming) != 1:
+        said = ", ".join(p.name for p in claiming) or "none"
+        raise BadInput(f"one installed profile must claim the fuzzer's {role} role (Profile.fuzzed_roles): {said}")
+    return claiming[0]
+
+
+def exported_names() -> dict[str, str]:
+    """The names the installed plug-ins offer as `rstck.NAME`, each with its module (Profile/Adapter.exports)."""
+    return {name: module for plugin in (*profiles(), *adapters()) for name, module in plugin.exports.items()}
 
 
 def target_options() -> list[TargetOption]:

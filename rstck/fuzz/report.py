@@ -5,20 +5,24 @@ trace, and the one command that replays it."""
 from __future__ import annotations
 
 from rstck.core.catalog import load_catalog
+from rstck.core.plugins import profile_fuzzed_as
 from rstck.core.verdict import RuleViolation, Verdict
 from rstck.execution.findings import Result, attach_trace, charge, charge_error
 from rstck.fuzz.run import Finding
 
-SPEC = "reactive-streams"
+
+def spec_fuzzed_as(role: str) -> str:
+    """The spec whose items the findings of fuzzing `role` are: the profile's that claims the role."""
+    return profile_fuzzed_as(role).name
 
 
 def result_row(finding: Finding, *, target_name: str, replay: str, duration_s: float = 0.0,
                node_id: str = "", loaded_as: str = "") -> Result:
     """The finding's row; `seed` holds the --replay argument (SEED:BLOB), `message` is what is printed."""
-    result = Result(target=target_name, spec=SPEC, rule=finding.rule, level="", check=f"fuzz-{finding.role}",
-                    role=finding.role, verdict=Verdict.PASS, duration_s=round(duration_s, 6),
-                    timed_out=finding.timed_out, node_id=node_id, seed=finding.replay, replay=replay,
-                    loaded_as=loaded_as, evidence=finding.evidence)
+    result = Result(target=target_name, spec=spec_fuzzed_as(finding.role), rule=finding.rule, level="",
+                    check=f"fuzz-{finding.role}", role=finding.role, verdict=Verdict.PASS,
+                    duration_s=round(duration_s, 6), timed_out=finding.timed_out, node_id=node_id,
+                    seed=finding.replay, replay=replay, loaded_as=loaded_as, evidence=finding.evidence)
     if finding.kind == "violation":
         result.level = load_catalog()[finding.rule].level
         charge(result, RuleViolation(finding.rule, finding.expected, finding.observed, timed_out=finding.timed_out))

@@ -26,7 +26,7 @@ from rstck.core.verdict import Verdict
 from rstck.fuzz.budgets import DEFAULT_DATABASE, PROFILES, ROLES, choose_profile
 from rstck.fuzz.campaign import Shard, ShardOutcome, run_shard_on
 from rstck.fuzz.local_engine import run_local
-from rstck.fuzz.report import SPEC, merge, result_row
+from rstck.fuzz.report import merge, result_row, spec_fuzzed_as
 from rstck.plugin.check_items import RUNNER, RstckNote, RstckWarning
 from rstck.plugin.counting import same_worker
 from rstck.plugin.options import in_process, judged, timeout_of
@@ -65,7 +65,7 @@ class FuzzItem(pytest.Item):
         self.add_marker(pytest.mark.fuzz)
         self.add_marker(getattr(pytest.mark, role))
         self.add_marker(same_worker(self.parent.nodeid))
-        self.add_marker(pytest.mark.rstck(spec=SPEC, role=role))
+        self.add_marker(pytest.mark.rstck(spec=spec_fuzzed_as(role), role=role))
         self.user_properties.append(("rstck_fuzz_role", role))
 
     def _shard(self) -> tuple[Shard, str | None]:

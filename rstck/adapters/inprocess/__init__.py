@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from rstck.core.plugins import Adapter
 
-ADAPTER = Adapter(name="inprocess", describes="MODULE:ATTR (e.g. mypkg.tck:target), a target your module builds")
+ADAPTER = Adapter(name="inprocess", describes="MODULE:ATTR (e.g. mypkg.tck:target), a target your module builds",
+                  reproducers={"": "python"}, exports={"InProcessTarget": "rstck.adapters.inprocess.target"})
 
 
 def __getattr__(name: str):

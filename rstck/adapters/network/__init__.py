@@ -29,6 +29,7 @@ ADAPTER = Adapter(
     options=(TargetOption("--client", "CMD", "test a client of the network protocol: the kit listens and runs "
                           "`CMD URL PUBLISHER` per case (docs/network.md)", prefix=CLIENT_PREFIX),),
     rerun=_rerun,
+    reproducers={"tcp://": "network", CLIENT_PREFIX: "network"},
 )
 
 

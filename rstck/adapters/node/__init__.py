@@ -28,6 +28,7 @@ ADAPTER = Adapter(
     schemes=(NODE_PREFIX, NODE_STREAM_PREFIX),
     loader="rstck.adapters.node:node_target",
     describes="node:PATH for a JavaScript module, node-stream:PATH for JavaScript Node streams (docs/node.md)",
+    reproducers={NODE_PREFIX: "javascript", NODE_STREAM_PREFIX: "node-stream"},
 )
 
 __all__ = ["ADAPTER", "NODE_PREFIX", "NODE_STREAM_PREFIX", "NodeTarget", "node_target"]

@@ -2,11 +2,11 @@
 
 `rstck check … --repro DIR` and `pytest --rstck-repro DIR` write one script per distinct finding of a run
 (Reproducers: the same choice whether the rows come all at once or a check at a time), from the evidence its row
-carries (rstck/core/evidence.py): a Python script for an in-process target, a JavaScript file
-for `node:` and `node-stream:` targets. It performs the kit's calls in order, then judges what it did by the broken
-sentence, and exits 1 while the implementation breaks it, 0 once it keeps it, 2 if it cannot run. Each script is
-run once as it is written: one that does not show the finding is not kept, and its row says why, as does a row
-whose evidence cannot make one (docs/reproducers.md).
+carries (rstck/core/evidence.py), in the language its target's adapter names (rstck/core/plugins.py
+Adapter.reproducers): Python for an in-process or a network target, JavaScript for a Node one. It performs the
+kit's calls in order, then judges what it did by the broken sentence, and exits 1 while the implementation breaks
+it, 0 once it keeps it, 2 if it cannot run. Each script is run once as it is written: one that does not show the
+finding is not kept, and its row says why, as does a row whose evidence cannot make one (docs/reproducers.md).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import textwrap
 from typing import Any, Iterable
 
 from rstck.core.catalog import load_catalog
+from rstck.core.plugins import profiles, reproducer_language
 from rstck.reports.repro.scenario import CannotWrite, why_not
 
 EXIT_KEPT, EXIT_BROKEN, EXIT_CANNOT_RUN = 0, 1, 2
@@ -47,14 +48,14 @@ class Reproducer:
 
 
 def language_of(loaded_as: str) -> str | None:
-    """Which kind of script a target loaded as `loaded_as` gets (None: none yet)."""
-    if loaded_as.startswith(("tcp://", "client-cmd:")):
-        return "network"
-    if loaded_as.startswith(("node:", "node-stream:")):
-        return "javascript" if loaded_as.startswith("node:") else "node-stream"
-    if re.fullmatch(r"[\w.]+:[\w.]+", loaded_as):
-        return "python"
-    return None
+    """Which kind of script a target loaded as `loaded_as` gets (None: none yet), as its adapter says."""
+    language = reproducer_language(loaded_as)
+    return language if language in LANGUAGES else None
+
+
+def _scripted(spec: str | None, language: str) -> bool:
+    """Whether the scripts of `language` judge the items of the profile `spec`, as the profile says."""
+    return any(profile.name == spec and language in profile.reproduced_in for profile in profiles())
 
 
 def reason_against(row: dict[str, Any]) -> str:
@@ -64,14 +65,9 @@ def reason_against(row: dict[str, Any]) -> str:
                 "define its Verification class at the top level of a test module")
     if language_of(row["loaded_as"]) is None:
         return f"reproducers of {row['loaded_as'].split(':')[0]}: targets are not written yet"
-    if row.get("spec") not in LANGUAGES[language_of(row["loaded_as"])].specs:
+    if not _scripted(row.get("spec"), language_of(row["loaded_as"])):
         return f"reproducers of the {row.get('spec')} profile's items are not written yet"
     return why_not(row.get("evidence"))
-
-
-# The specs whose rules the scripts' recording ends judge (the core Reactive Streams rules; the network protocol's,
-# which only a network target's checks judge).
-SCRIPTED_SPECS = ("reactive-streams", "network-protocol")
 
 
 def findings(rows: Iterable[dict[str, Any]]) -> list[list[dict[str, Any]]]:
@@ -232,7 +228,6 @@ class Kind:
     judges: str = ("It makes the kit's calls of that check, in order, against the target (the one named above unless "
                    "another is given), through a recording subscriber and source written out below, and judges every "
                    "signal by the publisher and subscriber rules as rstck does.")
-    specs: tuple[str, ...] = SCRIPTED_SPECS  # the specs whose items its scripts judge
 
     def render(self, evidence: dict[str, Any], **given: Any) -> str:
         import importlib
@@ -260,14 +255,13 @@ LANGUAGES = {
                     "and serves it), sends the kit's frames of that check byte for byte in order, reads and checks "
                     "every frame as rstck does, and judges the broken sentence."),
 }
-# A node-stream: target's script drives the streams as rstck's stream driver does, for the items of both profiles that
-# driver serves.
+# A node-stream: target's script drives the streams as rstck's stream driver does (the items of the profiles that
+# name it in their `reproduced_in`).
 LANGUAGES["node-stream"] = Kind(
     ".js", "node", "PATH", "rstck.reports.repro.node_stream", LANGUAGES["javascript"].needs,
     judges="It makes the stream driver's operations of that check, in order, on the streams the target's factories "
     "make (the target named above unless another is given), records what they emit and call back as rstck's driver "
-    "observes it (written out below), and judges the sentence on what it saw as the check does.",
-    specs=("node-stream-contract", "jsgi-stream"))
+    "observes it (written out below), and judges the sentence on what it saw as the check does.")
 
 
 def _slug(name: str) -> str:

@@ -25,6 +25,7 @@ PROFILE = Profile(
     marker="jsgi",
     markers={"jsgi": "checks of the JSGI stream extension's items (jsgi.*), on createJsgiStream()"},
     context="streams",  # the check's access to its Node process (rstck/adapters/node/streams.py)
+    reproduced_in=("node-stream",),
 )
 
 

@@ -19,4 +19,5 @@ PROFILE = Profile(
     section_needs={"server": frozenset({"server"}), "client": frozenset({"client"})},
     # A server check is called with connections to the server; a client check with runs of the client command.
     contexts={"server": "wire", "client": "client"},
+    reproduced_in=("python", "javascript", "network"),
 )

@@ -52,6 +52,7 @@ PROFILE = Profile(
              "guidelines": "Node stream checks of the contract's guidelines (node.guidelines.*)"},
     section_needs={section: frozenset({subject}) for section, subject in SECTION_SUBJECTS.items()},
     context="streams",  # the check's access to its Node process (rstck/adapters/node/streams.py)
+    reproduced_in=("node-stream",),
 )
 
 

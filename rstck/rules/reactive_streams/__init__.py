@@ -38,4 +38,6 @@ PROFILE = Profile(
                    "subscriber": frozenset({"subscriber"}), "processor": frozenset({"processor"})},
     order=0,
     checked_as=_processor_in_both_roles,
+    fuzzed_roles=("publisher", "subscriber", "processor"),
+    reproduced_in=("python", "javascript", "network"),  # their runtimes judge every signal by the core rules
 )

@@ -27,4 +27,5 @@ PROFILE = Profile(
                    "cancel": frozenset({"publisher"}), "publisher": frozenset({"publisher"}),
                    "on_next": frozenset({"subscriber"}), "on_terminal": frozenset({"subscriber"}),
                    "subscriber": frozenset({"subscriber"}), "processor": frozenset({"processor"})},
+    exports={"DraftNames": "rstck.rules.spi_draft.names"},
 )

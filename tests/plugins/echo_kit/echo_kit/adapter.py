@@ -43,4 +43,8 @@ def load(spec):
 
 ADAPTER = Adapter(name="echo", schemes=(PREFIX,), loader="echo_kit.adapter:load",
                   describes="echo:MODULE:FUNCTION for an echo service",
-                  rerun=lambda spec: [spec])
+                  rerun=lambda spec: [spec],
+                  # Its services are Python functions: the kit's Python scripts would reproduce its findings, for
+                  # the items of a profile whose scripts judge them (Profile.reproduced_in; the echo profile has none).
+                  reproducers={PREFIX: "python"},
+                  exports={"EchoTarget": "echo_kit.adapter"})
