@@ -78,7 +78,7 @@ def test_a_corrupt_entry_is_read_afresh(cache_dir):
     again, calls = counting("value")
     assert cached("thing", "slot", "k", again) == "value"
     assert calls == ["value"]
-    assert install_cache._directory() == str(cache_dir)
+    assert install_cache.cache_directory() == str(cache_dir)
 
 
 def test_installing_or_removing_a_distribution_changes_the_entry_points_key(tmp_path, monkeypatch):

@@ -23,7 +23,8 @@ from typing import Any
 _FORMAT = 2  # bumped when what is kept changes shape
 
 
-def _directory() -> str:
+def cache_directory() -> str:
+    """The kit's cache directory: $RSTCK_CACHE_DIR, else rstck under $XDG_CACHE_HOME or ~/.cache."""
     explicit = os.environ.get("RSTCK_CACHE_DIR")
     if explicit:
         return explicit
@@ -53,7 +54,7 @@ def cached(kind: str, slot: Any, key: Any, compute: Callable[[], Any]) -> Any:
     # lookup saves). One file per slot: the cache does not grow with every install or edit.
     full_key = repr((_FORMAT, sys.version, slot, key))
     named = repr((sys.version, slot)).encode()
-    path = os.path.join(_directory(), f"{kind}-{zlib.crc32(named):08x}.pickle")
+    path = os.path.join(cache_directory(), f"{kind}-{zlib.crc32(named):08x}.pickle")
     try:
         with open(path, "rb") as kept:
             kept_key, value = pickle.load(kept)
@@ -65,8 +66,8 @@ def cached(kind: str, slot: Any, key: Any, compute: Callable[[], Any]) -> Any:
     import tempfile  # only when the cache is written
 
     try:
-        os.makedirs(_directory(), exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=_directory(), prefix=f".{kind}-")
+        os.makedirs(cache_directory(), exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=cache_directory(), prefix=f".{kind}-")
         with os.fdopen(handle, "wb") as out:
             pickle.dump((full_key, value), out)
         os.replace(temporary, path)  # whole or not at all, whoever reads it meanwhile

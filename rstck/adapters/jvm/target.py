@@ -1,0 +1,200 @@
+"""JvmTarget: a Java class's Reactive Streams factories, checked through the kit's JVM (one per process).
+
+Every check runs unchanged: the probes reach Java as proxies implementing Flow.Subscriber
+(rstck.protocols.jvm.proxies), and Java's publishers and subscriptions are Python stand-ins. The profile is
+Java's: NullPointerException for null arguments, IllegalArgumentException for request(n <= 0), matched by the
+Java class name or a superclass's.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from rstck.core.session import Session
+from rstck.core.settle import QUIET_WINDOW_MIN_S, SettleOutcome, Settler, SettleTimeout
+from rstck.core.signals import Trace
+from rstck.core.target import ErrorNames, Target
+from rstck.core.verdict import BadInput, TargetError
+from rstck.protocols.jvm.errors import raised_in_call
+from rstck.protocols.jvm.process import JvmProcess, shared_jvm
+from rstck.protocols.jvm.proxies import FLOW, REACTIVE_STREAMS, JavaPublisher
+from rstck.protocols.jvm.threads import describe, java_threads
+
+JAVA = ErrorNames("java", type_error="NullPointerException", range_error="IllegalArgumentException")
+
+# The factory methods of the JVM TCK's verification classes, by role: the Flow form first.
+PUBLISHER_FACTORIES = ("createFlowPublisher", "createPublisher")
+FAILED_PUBLISHER_FACTORIES = ("createFailedFlowPublisher", "createFailedPublisher")
+LONG_MAX = 2**63 - 1
+
+NOT_OBSERVABLE = {
+    "2.13.surfaced": "the JVM adapter does not yet read Java's logs, standard error or uncaught-exception handlers, "
+                     "where a Java publisher makes a subscriber's error known",
+    "3.13": "the JVM adapter does not yet watch the Java side drop a subscriber's reference",
+}
+
+
+class JvmTarget(Target):
+    """The factories of a Java class (a public no-argument constructor), on `classpath`.
+
+    class_name: the class's binary name (com.example.RangeFactory, or a nested one with `$`).
+    classpath: its jars and class directories (py4j's jar and the kit's bridge are added).
+    """
+
+    may_serve = frozenset({"publisher"})
+    error_names = JAVA
+    fuzz_phase = False  # the fuzz phase is not yet run through the JVM bridge (docs/jvm.md)
+
+    def __init__(self, class_name: str, *, classpath: list[str] | tuple[str, ...] = (), name: str | None = None):
+        super().__init__()
+        if not class_name:
+            raise BadInput("target jvm:CLASS: name the class, e.g. jvm:com.example.RangeFactory")
+        self.class_name = class_name
+        self.classpath = list(classpath)
+        self.name = name or f"jvm:{class_name}"
+        self.loaded_as = self.name
+        jvm = shared_jvm(self.classpath)
+        try:
+            listed = jvm.bridge.methods(class_name)
+        except Exception as exc:  # noqa: BLE001 - not found, or not loadable: the user's to fix
+            raise BadInput(f"target {self.name}: the class cannot be loaded from the classpath "
+                           f"{':'.join(self.classpath) or '(empty)'}: {raised_in_call(jvm.bridge, exc)!r}") from None
+        self.methods = dict(line.split(" ", 1) for line in listed.splitlines())  # "name(parameter)" -> returns
+        self.publisher_factory = self._factory(PUBLISHER_FACTORIES, "long")
+        self.failed_factory = self._factory(FAILED_PUBLISHER_FACTORIES, "")
+        if self.publisher_factory is None and self.failed_factory is None:
+            raise BadInput(f"target {self.name}: the class has none of {', '.join(PUBLISHER_FACTORIES)}(long), "
+                           f"{', '.join(FAILED_PUBLISHER_FACTORIES)}()")
+        instance = self._instance(jvm)
+        self.max_elements = self._max_elements(instance)
+        self.recursion_bound = self._long_or_none(instance, "boundedDepthOfOnNextAndRequestRecursion")
+        self.capabilities = frozenset(
+            {"null_arguments", "call_depth", "threads"}
+            | ({"publisher"} if self.publisher_factory else set())
+            | ({"failed_publisher"} if self.failed_factory else set()))
+
+    def _factory(self, names: tuple[str, ...], parameter: str) -> tuple[str, str] | None:
+        """The first of `names` the class has with `parameter`, and the interface family of what it returns."""
+        for name in names:
+            returns = self.methods.get(f"{name}({parameter})")
+            if returns is not None:
+                family = REACTIVE_STREAMS if returns.startswith(REACTIVE_STREAMS) else FLOW
+                return name, family
+        return None
+
+    def _instance(self, jvm: JvmProcess) -> Any:
+        try:
+            return jvm.bridge.newInstance(self.class_name)
+        except Exception as exc:  # noqa: BLE001 - its constructor threw, or it has no public no-argument one
+            raise BadInput(f"target {self.name}: cannot make an instance (a public no-argument constructor): "
+                           f"{raised_in_call(jvm.bridge, exc)!r}") from None
+
+    def _long_or_none(self, instance: Any, method: str) -> int | None:
+        if f"{method}()" not in self.methods:
+            return None
+        value = getattr(instance, method)()
+        return None if value >= LONG_MAX else int(value)
+
+    def _max_elements(self, instance: Any) -> int | None:
+        # The JVM TCK's default is Long.MAX_VALUE - 1 ("unbounded"); either bound of a long means no limit here.
+        value = self._long_or_none(instance, "maxElementsFromPublisher")
+        return None if value is not None and value >= LONG_MAX - 1 else value
+
+    # -- the checks' JVM ------------------------------------------------------------------------
+
+    def prepare(self) -> None:
+        shared_jvm(self.classpath)  # started outside every check's deadline
+
+    def jvm(self) -> JvmProcess:
+        return shared_jvm(self.classpath)
+
+    def not_observable(self, rule: str) -> str | None:
+        return NOT_OBSERVABLE.get(rule)
+
+    def session_abandoned(self, session: Session) -> None:
+        """Stop the JVM at once: the call the check's thread is stuck in ends; the next check starts another."""
+        self.jvm().stop()
+
+    def call_not_made(self, exc: BaseException, call: str) -> Exception | None:
+        from py4j.protocol import Py4JNetworkError
+
+        if isinstance(exc, Py4JNetworkError):
+            return TargetError(f"the JVM ended or stopped answering during {call}: {exc}")
+        return None
+
+    def make_settler(self, trace: Trace) -> Settler:
+        return JvmSettler(trace, self)
+
+    # -- the factories ---------------------------------------------------------------------------
+
+    def new_publisher(self, session: Session, n: int) -> Any:
+        if self.publisher_factory is None:
+            return super().new_publisher(session, n)
+        return self._made(session, *self.publisher_factory, (n,))
+
+    def new_failed_publisher(self, session: Session) -> Any:
+        if self.failed_factory is None:
+            return super().new_failed_publisher(session)
+        return self._made(session, *self.failed_factory, ())
+
+    def _made(self, session: Session, factory: str, family: str, args: tuple) -> Any:
+        """Call a factory on a fresh instance; what it throws or returns instead of a publisher is the target's."""
+        jvm = self.jvm()
+        call = f"{factory}({', '.join(map(str, args))})"
+        try:
+            with session.calls.underway(call, "", factory):
+                made = getattr(self._instance(jvm), factory)(*args)
+        except BadInput as exc:
+            raise TargetError(str(exc)) from None
+        except Exception as exc:  # noqa: BLE001 - whatever a factory throws is the target's
+            raise TargetError(f"{call} threw {raised_in_call(jvm.bridge, exc)!r}") from None
+        if made is None or not jvm.bridge.isInstance(family + "Publisher", made):
+            raise TargetError(f"{call} returned {'null' if made is None else made.getClass().getName()}: "
+                              f"not a {family}Publisher")
+        publisher = JavaPublisher(jvm.bridge, made, family)
+        session.evidence.made(publisher, factory, args, "publisher")
+        return publisher
+
+
+class JvmSettler(Settler):
+    """Settles a check whose implementation runs in the JVM: it is settled once every Java thread of the
+    implementation's is parked (waiting untimed, or an idle pool worker) and stayed so, unwoken, for a confirming
+    window; a thread on a timer, blocked on a monitor or running is waited for; one blocked or on a timer that
+    does not move for the quiet window counts as quiet (as a Python thread the kit cannot read)."""
+
+    quiet_reason = "the implementation's Java threads were judged by a quiet window"
+
+    def __init__(self, trace: Trace, target: JvmTarget):
+        super().__init__(trace)
+        self.target = target
+
+    def settle(self, deadline: float) -> SettleOutcome:
+        started = time.monotonic()
+        bridge = self.target.jvm().bridge
+        snapshot, stable_since = None, started
+        while True:
+            if self.broken():
+                return SettleOutcome("violation", time.monotonic() - started)
+            seen = len(self.trace)
+            threads = java_threads(bridge)
+            now = time.monotonic()
+            if not threads:
+                return SettleOutcome("idle", now - started)
+            state = (seen, [(t.id, t.kind, t.where, t.waits) for t in threads])
+            if state != snapshot:
+                snapshot, stable_since = state, now
+            self._scan_trace()
+            kinds = {t.kind for t in threads}
+            busy = bool(kinds & {"running", "callback"})
+            window = self.quiet_window(deadline)
+            # Parked threads are confirmed over the smallest window: a thread woken a moment ago may not yet run.
+            needed = QUIET_WINDOW_MIN_S if kinds <= {"parked"} else window
+            if not busy and now - stable_since >= needed:
+                method = "threads-parked" if kinds <= {"parked"} else "quiet-period"
+                self.relied_on_quiet |= method == "quiet-period"
+                return SettleOutcome(method, now - started, 0.0 if method == "threads-parked" else window)
+            if now >= deadline:
+                raise SettleTimeout(f"the implementation's Java threads were still busy at the deadline: "
+                                    f"{describe(threads)}")
+            self.trace.wait_for_more(seen, min(0.002, max(0.0, deadline - now)))
