@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import email.parser
 import re
+import subprocess
 import tarfile
 import zipfile
 
@@ -82,3 +83,15 @@ def test_the_pytest_plugin_in_both_styles(installed_kit, user_project, target, s
     assert failed == (planted if exit_code else set()), done.stdout
     passed = re.search(r"(\d+) passed", done.stdout)
     assert passed and int(passed[1]) > 80, done.stdout  # both styles ran every check of a publisher
+
+
+def test_make_check_installs_only_what_checking_needs():
+    """`make check` once installed the development extras (pyspark, cosmic-ray, selenium, import-linter: about two
+    minutes on a new clone) to run a check: it installs the kit with its spark extra, which the Spark references
+    need, and `make test` the development extra."""
+    def installs(goal: str) -> list[str]:
+        done = subprocess.run(["make", "-n", "-B", goal], cwd=REPOSITORY, capture_output=True, text=True, check=True)
+        return re.findall(r'pip install .*?-e "\.\[(\w+)\]"', done.stdout)
+
+    assert installs("check") == ["spark"]
+    assert installs("test") == ["dev"]
