@@ -162,6 +162,14 @@ class FuzzMachine(RuleBasedStateMachine):
         outcome = self.session.settle()
         self._idle_at = trace.count if outcome.method in EXACT_SETTLES else None
 
+    def still_absent(self, arrived: Callable[[], bool]) -> bool:
+        """Whether what `arrived` looks for is still absent once the target settled. Where a quiet window decided
+        the settle (threads or a JVM the kit cannot read exactly), the window may have been too short: it is waited
+        for until the example's deadline first, so that a verdict of absence never rests on a window alone
+        (docs/verdicts.md); only a target that fails pays for the wait."""
+        session = self.session
+        return not (arrived() or session.settler.await_signal(arrived, session.deadline))
+
     # -- what role machines implement ------------------------------------------------------
 
     def after_step(self) -> None:

@@ -122,6 +122,9 @@ class ProcessorMachine(PublisherMachine):
         outstanding = probe.requested - probe.received
         if probe.terminated or probe.cancelled or outstanding <= 0 or not self._sole_live_subscriber(watch):
             return
+        received = probe.received
+        if not self.still_absent(lambda: probe.terminated or probe.cancelled or probe.received > received):
+            return  # more came: what is owed now is judged at the next settle
         subscription = upstream.subscription
         held = subscription.delivered - probe.received - watch.sent_before
         if subscription.terminal == "on_error" and watch.before_terminal:

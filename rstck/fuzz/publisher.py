@@ -126,7 +126,7 @@ class PublisherMachine(FuzzMachine):
         if not probe.subscribed:
             self.settle_target()  # an asynchronous publisher's on_subscribe
             self.calls_since_settle = 0
-            if not probe.subscribed:
+            if self.still_absent(lambda: probe.subscribed):
                 session.findings.violate("1.9", "subscribe to call on_subscribe",
                                          f"subscribe({probe.name}) returned and the target settled without "
                                          "on_subscribe",
@@ -382,7 +382,8 @@ class PublisherMachine(FuzzMachine):
             if probe.completed:
                 session.findings.violate("1.4", "on_error from a failed publisher", f"{probe.name}: {probe.observed()}",
                                          claim=claim)
-            elif not probe.terminated and not probe.cancelled and probe.requested > 0:
+            elif not probe.terminated and not probe.cancelled and probe.requested > 0 \
+                    and self.still_absent(lambda: probe.terminated or probe.cancelled):
                 session.findings.violate("1.4", "on_error from a failed publisher",
                                          f"{probe.name} had requested {show(probe.requested)} and heard nothing once "
                                          "settled",
@@ -392,6 +393,8 @@ class PublisherMachine(FuzzMachine):
         if probe.terminated or probe.cancelled or outstanding <= 0 or not self._sole_live_subscriber(watch):
             return
         delivered = probe.received
+        if not self.still_absent(lambda: probe.terminated or probe.cancelled or probe.received > delivered):
+            return  # more came: what is owed now is judged at the next settle
         claim = session.evidence.claim("demand_served", probe=probe, count=watch.size)
         if delivered < watch.size:
             session.findings.violate("3.8", "the outstanding demand served (or a terminal signal)",
@@ -408,11 +411,13 @@ class PublisherMachine(FuzzMachine):
         probe, session = watch.probe, self.session
         expected = f"on_error({session.error_names.range_error}) after a non-positive request"
         claim = session.evidence.claim("range_error", probe=probe, error_type=session.error_names.range_error)
-        if not probe.terminated:
+        if not probe.terminated and self.still_absent(lambda: probe.terminated or probe.cancelled):
             if probe.cancelled:  # a cancel after the request (a step's, or the probe's own in a signal on
                 return           # another thread) may overtake the on_error, as _cancel allows (1.8, 3.12)
             session.findings.violate("3.9", expected, f"{probe.name} was still live once settled ({probe.observed()})",
                                      claim=claim)
+        elif not probe.terminated:  # cancelled while the on_error was waited for: it may overtake it (1.8, 3.12)
+            return
         elif probe.errors and session.error_names.range_error in {c.__name__ for c in type(probe.errors[0]).__mro__}:
             return
         elif not (watch.end_maybe_under_way
