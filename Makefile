@@ -42,6 +42,12 @@ SPI_DRAFT_TARGETS := \
 	rstck.reference.spi_draft:draft_subscriber \
 	rstck.reference.spi_draft:draft_processor
 
+# The JVM reference publisher (rstck/reference/jvm/, docs/jvm.md), compiled with javac by `make check` and checked
+# when `java` and `javac` are on PATH; skipped with a line saying so where they are not.
+JVM_REFERENCE_SOURCES := rstck/reference/jvm/RangePublishers.java
+JVM_REFERENCE_CLASSES := $(dir $(REPORT))jvm-reference-classes
+JVM_REFERENCE_TARGETS := jvm:RangePublishers\$$Range jvm:RangePublishers\$$Async
+
 .PHONY: check test soak docs dist
 
 # One line per check run: its verdict and summary; the whole output of each goes to $(CHECK_LOGS)/.
@@ -57,6 +63,12 @@ check: $(CHECK_INSTALLED)
 	}; \
 	for target in $(REFERENCE_TARGETS); do gate "$$target" "$$target"; done; \
 	for target in $(SPI_DRAFT_TARGETS); do gate "$$target --profile spi-draft" "$$target" --profile spi-draft; done; \
+	if command -v java > /dev/null && command -v javac > /dev/null; then \
+		classes=$(JVM_REFERENCE_CLASSES); rm -rf $$classes; mkdir -p $$classes; \
+		if javac -nowarn -d $$classes $(JVM_REFERENCE_SOURCES); then \
+			for name in $(JVM_REFERENCE_TARGETS); do gate "$$name" "$$name" --classpath $$classes; done; \
+		else failed="$$failed jvm:(javac)"; fi; \
+	else echo "skip jvm: (the JVM reference publisher): java and javac are not on PATH"; fi; \
 	serve_out=$$(mktemp); $(BIN)/rstck serve --listen 127.0.0.1:0 > $$serve_out 2> /dev/null & serving=$$!; \
 	url=""; for attempt in $$(seq 200); do \
 		url=$$(sed -n 's/^rstck serve: listening on //p' $$serve_out); [ -n "$$url" ] && break; sleep 0.05; \
@@ -71,11 +83,13 @@ check: $(CHECK_INSTALLED)
 
 test: $(INSTALLED) $(BASELINES_INSTALLED)
 	@.ci/install-browser  # Debian's chromium and chromedriver, for the report's browser test
+	@.ci/install-java-packages  # Debian's reactive-streams and Netty jars, for tests/jvm/real/
 	$(BIN)/pytest -n $(TEST_WORKERS) --durations=20
 
 # Repetition and deliberate load: the stability tests twenty times each, the busy-core runs, the long streams, the
 # slowest reproducer confirmations (tests/stability.py; docs/testing.md lists what and why).
 soak: $(INSTALLED) $(BASELINES_INSTALLED)
+	@.ci/install-java-packages  # Debian's reactive-streams and Netty jars, for tests/jvm/real/
 	RSTCK_STABILITY_RUNS=20 $(BIN)/pytest -n $(SOAK_WORKERS) --soak --durations=20
 
 # The documentation site, from docs/ into site/ (mkdocs.yml): a link to a missing page or anchor fails it.

@@ -20,22 +20,17 @@ from rstck.execution.rows import upgrade
 from rstck.core.catalog import load_catalog
 from rstck.core.signals import escape_controls
 
+from .debian_packages import why_missing
+
 CHROMIUM = pathlib.Path("/usr/bin/chromium")
 CHROMEDRIVER = pathlib.Path("/usr/bin/chromedriver")
 UNAVAILABLE_NOTE = pathlib.Path(__file__).resolve().parent.parent / ".rstck-browser-unavailable"
 
 
 def why_no_browser() -> str | None:
-    missing = [str(p) for p in (CHROMIUM, CHROMEDRIVER) if not (p.is_file() and os.access(p, os.X_OK))]
-    if not missing:
-        return None
-    try:
-        note = UNAVAILABLE_NOTE.read_text(encoding="utf-8").strip()
-    except OSError:
-        note = ""
-    how = f".ci/install-browser could not install them: {note}" if note else \
-        "`make test` installs them with .ci/install-browser"
-    return f"the report's browser test needs Debian's chromium and chromedriver (no {' nor '.join(missing)}); {how}"
+    return why_missing([str(CHROMIUM), str(CHROMEDRIVER)], needs="the report's browser test",
+                       what="Debian's chromium and chromedriver", installer=".ci/install-browser", note=UNAVAILABLE_NOTE,
+                       present=lambda path: os.path.isfile(path) and os.access(path, os.X_OK))
 
 
 NO_BROWSER = why_no_browser()

@@ -285,7 +285,8 @@ def _next_steps(args: argparse.Namespace, found: list[dict[str, Any]]) -> list[s
     item alone, with --rules; a fuzz finding's replay) and the one that writes its reproducer (docs/reproducers.md),
     or why none can be written."""
     first = found[0]
-    command = f"{launcher('rstck')} check {shell_words(target_arguments(args.target) + _rerun_options(args))}"
+    target = target_arguments(args.target)
+    command = f"{launcher('rstck')} check {shell_words(target + _rerun_options(args, given=target))}"
     directory = shell_words([args.repro or REPRO_DIRECTORY])
     if first["check"].startswith("fuzz-"):  # the fuzz phase runs only without --rules, from the same seeds
         rerun = first["replay"]
@@ -305,9 +306,9 @@ def _next_steps(args: argparse.Namespace, found: list[dict[str, Any]]) -> list[s
             f"no reproducer: {reasons[0]}"]
 
 
-def _rerun_options(args: argparse.Namespace) -> list[str]:
+def _rerun_options(args: argparse.Namespace, given: list[str]) -> list[str]:
     """The options of this run that change what a check sees, repeated in the commands printed under a failed
-    item."""
+    item; an adapter's option its target's arguments (`given`) name already is not said twice."""
     words = ["--profile", args.profile] if args.profile != DEFAULT_PROFILE else []
     if args.timeout != DEFAULT_DEADLINE_S:
         words += ["--timeout", f"{args.timeout:g}"]
@@ -317,7 +318,7 @@ def _rerun_options(args: argparse.Namespace) -> list[str]:
         words.append("--strict")
     for option in target_options():  # an adapter's value for the worker that loads the target (--spark-master)
         value = getattr(args, _dest(option))
-        if option.env and value:
+        if option.env and value and option.flag not in given:
             words += [option.flag, value]
     return words
 

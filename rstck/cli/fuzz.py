@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from rstck.cli.exits import EXIT_BAD_INPUT
 from rstck.execution.options import count, seconds
 from rstck.core.settle import DEFAULT_DEADLINE_S
+from rstck.core.plugins import TargetOption, target_options
 from rstck.core.target import Target, load_target
 from rstck.core.verdict import BadInput
 from rstck.fuzz.budgets import (DEFAULT_DATABASE, PROFILE_ENV, PROFILES, ROLES, choose_profile,
@@ -46,7 +47,7 @@ def add_fuzz_command(subparsers: Any) -> None:
         "fuzz", help="fuzz signal orderings with Hypothesis state machines",
         description="Run Hypothesis state machines against every role the target offers and report each "
                     "violated rule with its shrunk trace and a command that replays it.")
-    fuzz.add_argument("target", metavar="TARGET",
+    fuzz.add_argument("target", metavar="TARGET", nargs="?",
                       help="the target, e.g. mypkg.tck:target, tcp://HOST:PORT or node:PATH")
     fuzz.add_argument("--role", choices=ROLES, help="fuzz only this role (default: every role the target offers)")
     budget = fuzz.add_mutually_exclusive_group()
@@ -81,6 +82,9 @@ def add_fuzz_command(subparsers: Any) -> None:
                        help="shards per role, one Spark task each (default: twice the session's parallelism)")
     spark.add_argument("--jsonl", action="store_true",
                        help="with --results: also write the rows as JSON Lines (Parquet is always written)")
+    for option in target_options():  # the installed adapters' options, as `rstck check` has them (--classpath)
+        if option.flag not in fuzz._option_string_actions:  # --spark-master is the Spark engine's here
+            fuzz.add_argument(option.flag, metavar=option.metavar, help=option.help, dest=_dest(option))
     fuzz.set_defaults(run=run_fuzz)
 
 
@@ -151,7 +155,29 @@ def _spark_shards(args: argparse.Namespace) -> int:
     return 2 * spark_session(args.spark_master).sparkContext.defaultParallelism
 
 
+def _dest(option: TargetOption) -> str:
+    return "target_option_" + option.flag.lstrip("-").replace("-", "_")
+
+
+def _name_target(args: argparse.Namespace) -> None:
+    """The target from TARGET or an adapter's option that names one (--client CMD); an option that hands the target
+    a value through the environment (--classpath) sets it for the workers that load the target."""
+    for option in target_options():
+        value = getattr(args, _dest(option), None)
+        if value is None:
+            continue
+        if option.prefix:
+            if args.target is not None:
+                raise BadInput(f"rstck fuzz: name the target or {option.flag} {option.metavar}, not both")
+            args.target = option.prefix + value
+        elif option.env:
+            os.environ[option.env] = value
+    if args.target is None:
+        raise BadInput("rstck fuzz: name the target (TARGET)")
+
+
 def _options(args: argparse.Namespace) -> _Options:
+    _name_target(args)
     if args.engine == "spark":
         if args.jobs != 1:
             raise BadInput("--jobs is for the local engine; with --engine spark, --shards cuts the campaign and "

@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from rstck.core.plugins import adapter_for
 from rstck.core.settle import DEFAULT_DEADLINE_S
 from rstck.core.target import Target, load_target
 from rstck.core.verdict import BadInput
@@ -78,7 +79,9 @@ class ShardOutcome:
 
 def replay_command(shard: Shard, finding: Finding) -> str:
     """The one command that replays `finding` (the shrunk example, or its whole seeded run)."""
-    command = f"rstck fuzz {shlex.quote(shard.target)} --role {shard.role} --steps {shard.steps}"
+    adapter = adapter_for(shard.target)  # the target's own words: a jvm: target's --classpath, say
+    named = adapter.command_arguments(shard.target) if adapter is not None else [shard.target]
+    command = f"rstck fuzz {shlex.join(named)} --role {shard.role} --steps {shard.steps}"
     if shard.timeout_s != DEFAULT_DEADLINE_S:
         command += f" --timeout {shard.timeout_s:g}"
     if not finding.blob:

@@ -78,9 +78,9 @@ def test_pytest_prints_a_runnable_node_id_for_a_command_line_target(tmp_path):
     written = run(commands["write reproducer"], project)
     assert written.returncode == 1
     assert list((project / "rstck-repro").glob("*.py")), written.stdout + written.stderr
-    # A run that writes the reproducers names each script in its summary: no command to write them again.
+    # A run that writes the reproducers names the item's script in its report: no command to write it again.
     assert printed_commands(written.stdout) == {"re-run": commands["re-run"]}, written.stdout
-    assert re.search(r"^  1\.1 \(\w+\): python rstck-repro/repro-1\.1-\S+\.py$", written.stdout, re.M), written.stdout
+    assert re.search(r"^  reproducer: python rstck-repro/repro-1\.1-\S+\.py$", written.stdout, re.M), written.stdout
 
 
 @pytest.mark.parametrize(("target", "named"), [

@@ -2,37 +2,16 @@
 
 from __future__ import annotations
 
-import json
-import os
+import shlex
 import subprocess
-import sys
 
 import pytest
 
-RSTCK = os.path.join(os.path.dirname(sys.executable), "rstck")
-
-# Each mutant, and the item its fault breaks.
-MUTANTS = {
-    "OverDelivery": "1.1",
-    "SignalAfterTerminal": "1.7",
-    "NonPositiveIgnored": "3.9",
-    "RequestThrows": "3.16",
-    "NullAccepted": "1.9",
-}
+from .checking import PUBLISHER_MUTANTS, RSTCK, item_verdicts
 
 
 def verdicts(classes: str, factory: str, tmp_path, *rules: str) -> dict[str, str]:
-    """The item verdicts of `rstck check jvm:Publishers$FACTORY`, from its results file."""
-    command = [RSTCK, "check", f"jvm:Publishers${factory}", "--classpath", classes, "--results", str(tmp_path)]
-    command += ["--rules", ",".join(rules)] if rules else []
-    subprocess.run(command, capture_output=True, text=True, timeout=120)
-    rows = [json.loads(line) for path in tmp_path.glob("*.jsonl") for line in path.read_text().splitlines()]
-    found: dict[str, str] = {}
-    for row in rows:
-        rule, verdict = row.get("rule"), row.get("verdict")
-        if rule and verdict and found.get(rule) not in ("fail", "error"):
-            found[rule] = verdict
-    return found
+    return item_verdicts(classes, f"Publishers${factory}", tmp_path, *rules)
 
 
 @pytest.mark.parametrize("factory", ["Range", "Async"])
@@ -42,6 +21,17 @@ def test_the_references_pass_with_no_fail_warn_or_error(java_classes, tmp_path, 
     assert not {rule: v for rule, v in found.items() if v in ("fail", "warn", "error")}
 
 
-@pytest.mark.parametrize("factory, rule", MUTANTS.items())
+@pytest.mark.parametrize("factory, rule", PUBLISHER_MUTANTS.items())
 def test_each_mutant_is_caught_on_its_item(java_classes, tmp_path, factory, rule):
     assert verdicts(java_classes, factory, tmp_path, rule).get(rule) == "fail"
+
+
+def test_the_rerun_command_names_the_classpath_once_and_runs_as_printed(java_classes, tmp_path):
+    """The adapter's own re-run arguments name --classpath, and the CLI once added it again."""
+    done = subprocess.run([RSTCK, "check", "jvm:Publishers$NonPositiveIgnored", "--classpath", java_classes,
+                           "--rules", "3.9"], capture_output=True, text=True, timeout=120)
+    (rerun,) = {line.split("re-run:", 1)[1].strip() for line in done.stdout.splitlines() if "re-run:" in line}
+    words = shlex.split(rerun)
+    assert words.count("--classpath") == 1 and words[words.index("--classpath") + 1] == java_classes, rerun
+    again = subprocess.run([RSTCK, *words[1:]], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert again.returncode == 1 and "--- fail: 3.9" in again.stdout, again.stdout

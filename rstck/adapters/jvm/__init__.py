@@ -35,6 +35,7 @@ ADAPTER = Adapter(
     options=(TargetOption("--classpath", "PATHS", "the classpath of jvm: targets, entries separated by ':' "
                           f"(default: ${CLASSPATH_ENV}; docs/jvm.md)", env=CLASSPATH_ENV),),
     rerun=_rerun,
+    reproducers={JVM_PREFIX: "jvm"},  # a Python script that drives the class through py4j (docs/reproducers.md)
 )
 
 __all__ = ["ADAPTER", "CLASSPATH_ENV", "JVM_PREFIX", "JvmTarget", "jvm_target"]

@@ -1,7 +1,8 @@
 """JvmTarget: a Java class's Reactive Streams factories, checked through the kit's JVM (one per process).
 
-Every check runs unchanged: the probes reach Java as proxies implementing Flow.Subscriber
-(rstck.protocols.jvm.proxies), and Java's publishers and subscriptions are Python stand-ins. The profile is
+Every check runs unchanged: the probes reach Java as proxies implementing Flow.Subscriber, the kit's
+subscriptions as proxies implementing Flow.Subscription (rstck.protocols.jvm.proxies), and Java's publishers,
+subscriptions, subscribers and processors are Python stand-ins. The profile is
 Java's: NullPointerException for null arguments, IllegalArgumentException for request(n <= 0), matched by the
 Java class name or a superclass's.
 """
@@ -18,7 +19,8 @@ from rstck.core.target import ErrorNames, Target
 from rstck.core.verdict import BadInput, TargetError
 from rstck.protocols.jvm.errors import raised_in_call
 from rstck.protocols.jvm.process import JvmProcess, shared_jvm
-from rstck.protocols.jvm.proxies import FLOW, REACTIVE_STREAMS, JavaPublisher
+from rstck.protocols.jvm.proxies import (FLOW, REACTIVE_STREAMS, JavaElements, JavaProcessor, JavaPublisher,
+                                         JavaSubscriber, observer_proxy)
 from rstck.protocols.jvm.threads import describe, java_threads
 
 JAVA = ErrorNames("java", type_error="NullPointerException", range_error="IllegalArgumentException")
@@ -26,6 +28,14 @@ JAVA = ErrorNames("java", type_error="NullPointerException", range_error="Illega
 # The factory methods of the JVM TCK's verification classes, by role: the Flow form first.
 PUBLISHER_FACTORIES = ("createFlowPublisher", "createPublisher")
 FAILED_PUBLISHER_FACTORIES = ("createFailedFlowPublisher", "createFailedPublisher")
+SUBSCRIBER_FACTORIES = ("createFlowSubscriber", "createSubscriber")
+# The white box without the TCK's WhiteboxSubscriberProbe: the observer is a Subscriber of the same family, told
+# each signal once processed (docs/jvm.md).
+WHITEBOX_FACTORIES = (("createWhiteboxFlowSubscriber", FLOW), ("createWhiteboxSubscriber", REACTIVE_STREAMS))
+PROCESSOR_FACTORIES = ("createIdentityFlowProcessor", "createIdentityProcessor")
+ELEMENT_FACTORY = "createElement(int)"
+# The JVM TCK's IdentityProcessorVerification passes its TEST_BUFFER_SIZE to createIdentityProcessor(int).
+PROCESSOR_BUFFER_SIZE = 16
 LONG_MAX = 2**63 - 1
 
 NOT_OBSERVABLE = {
@@ -42,9 +52,8 @@ class JvmTarget(Target):
     classpath: its jars and class directories (py4j's jar and the kit's bridge are added).
     """
 
-    may_serve = frozenset({"publisher"})
+    may_serve = frozenset({"publisher", "subscriber", "processor"})
     error_names = JAVA
-    fuzz_phase = False  # the fuzz phase is not yet run through the JVM bridge (docs/jvm.md)
 
     def __init__(self, class_name: str, *, classpath: list[str] | tuple[str, ...] = (), name: str | None = None):
         super().__init__()
@@ -63,16 +72,26 @@ class JvmTarget(Target):
         self.methods = dict(line.split(" ", 1) for line in listed.splitlines())  # "name(parameter)" -> returns
         self.publisher_factory = self._factory(PUBLISHER_FACTORIES, "long")
         self.failed_factory = self._factory(FAILED_PUBLISHER_FACTORIES, "")
-        if self.publisher_factory is None and self.failed_factory is None:
+        self.subscriber_factory = self._factory(SUBSCRIBER_FACTORIES, "")
+        self.whitebox_factory = next(((name, family) for name, family in WHITEBOX_FACTORIES
+                                      if f"{name}({family}Subscriber)" in self.methods), None)
+        self.processor_factory = self._factory(PROCESSOR_FACTORIES, "int")
+        if not (self.publisher_factory or self.failed_factory or self.subscriber_factory or self.whitebox_factory
+                or self.processor_factory):
             raise BadInput(f"target {self.name}: the class has none of {', '.join(PUBLISHER_FACTORIES)}(long), "
-                           f"{', '.join(FAILED_PUBLISHER_FACTORIES)}()")
+                           f"{', '.join(FAILED_PUBLISHER_FACTORIES)}(), {', '.join(SUBSCRIBER_FACTORIES)}(), "
+                           f"{', '.join(f'{n}({f}Subscriber)' for n, f in WHITEBOX_FACTORIES)}, "
+                           f"{', '.join(PROCESSOR_FACTORIES)}(int)")
         instance = self._instance(jvm)
         self.max_elements = self._max_elements(instance)
         self.recursion_bound = self._long_or_none(instance, "boundedDepthOfOnNextAndRequestRecursion")
         self.capabilities = frozenset(
             {"null_arguments", "call_depth", "threads"}
             | ({"publisher"} if self.publisher_factory else set())
-            | ({"failed_publisher"} if self.failed_factory else set()))
+            | ({"failed_publisher"} if self.failed_factory else set())
+            | ({"subscriber"} if self.subscriber_factory or self.whitebox_factory else set())
+            | ({"observer"} if self.whitebox_factory else set())
+            | ({"processor"} if self.processor_factory else set()))
 
     def _factory(self, names: tuple[str, ...], parameter: str) -> tuple[str, str] | None:
         """The first of `names` the class has with `parameter`, and the interface family of what it returns."""
@@ -138,30 +157,59 @@ class JvmTarget(Target):
             return super().new_failed_publisher(session)
         return self._made(session, *self.failed_factory, ())
 
-    def _made(self, session: Session, factory: str, family: str, args: tuple) -> Any:
-        """Call a factory on a fresh instance; what it throws or returns instead of a publisher is the target's."""
+    def new_subscriber(self, session: Session) -> Any:
+        if self.subscriber_factory is None:
+            if self.whitebox_factory is not None:  # given alone, the white box serves the black-box checks too
+                return self.new_whitebox_subscriber(session, session.observer())
+            return super().new_subscriber(session)
+        return self._made(session, *self.subscriber_factory, (), role="subscriber")
+
+    def new_whitebox_subscriber(self, session: Session, observer: Any) -> Any:
+        if self.whitebox_factory is None:
+            return super().new_whitebox_subscriber(session, observer)
+        return self._made(session, *self.whitebox_factory, (observer,), role="subscriber")
+
+    def new_processor(self, session: Session) -> Any:
+        if self.processor_factory is None:
+            return super().new_processor(session)
+        return self._made(session, *self.processor_factory, (PROCESSOR_BUFFER_SIZE,), role="processor")
+
+    def _made(self, session: Session, factory: str, family: str, args: tuple, role: str = "publisher") -> Any:
+        """Call a factory on a fresh instance; what it throws or returns instead of the role's object is the
+        target's. A subscriber's or processor's elements are made by the same instance's createElement(int)."""
         jvm = self.jvm()
         call = f"{factory}({', '.join(map(str, args))})"
         try:
             with session.calls.underway(call, "", factory):
-                made = getattr(self._instance(jvm), factory)(*args)
+                instance = self._instance(jvm)
+                elements = JavaElements(instance if ELEMENT_FACTORY in self.methods else None)
+                java_args = tuple(observer_proxy(jvm.bridge, arg, family, elements) if role == "subscriber" else arg
+                                  for arg in args)
+                made = getattr(instance, factory)(*java_args)
         except BadInput as exc:
             raise TargetError(str(exc)) from None
         except Exception as exc:  # noqa: BLE001 - whatever a factory throws is the target's
             raise TargetError(f"{call} threw {raised_in_call(jvm.bridge, exc)!r}") from None
-        if made is None or not jvm.bridge.isInstance(family + "Publisher", made):
+        interface = family + role.capitalize()
+        if made is None or not jvm.bridge.isInstance(interface, made):
             raise TargetError(f"{call} returned {'null' if made is None else made.getClass().getName()}: "
-                              f"not a {family}Publisher")
-        publisher = JavaPublisher(jvm.bridge, made, family)
-        session.evidence.made(publisher, factory, args, "publisher")
-        return publisher
+                              f"not a {interface}")
+        if role == "subscriber":
+            stand_in = JavaSubscriber(jvm.bridge, made, family, elements)
+        elif role == "processor":
+            stand_in = JavaProcessor(jvm.bridge, made, family, elements)
+        else:
+            stand_in = JavaPublisher(jvm.bridge, made, family)
+        session.evidence.made(stand_in, factory, args, role)
+        return stand_in
 
 
 class JvmSettler(Settler):
     """Settles a check whose implementation runs in the JVM: it is settled once every Java thread of the
     implementation's is parked (waiting untimed, or an idle pool worker) and stayed so, unwoken, for a confirming
     window; a thread on a timer, blocked on a monitor or running is waited for; one blocked or on a timer that
-    does not move for the quiet window counts as quiet (as a Python thread the kit cannot read)."""
+    does not move for the quiet window counts as quiet (as a Python thread the kit cannot read). Every such settle
+    is a window's judgement (a thread woken but not yet run reads as parked): see `settle`."""
 
     quiet_reason = "the implementation's Java threads were judged by a quiet window"
 
@@ -191,9 +239,12 @@ class JvmSettler(Settler):
             # Parked threads are confirmed over the smallest window: a thread woken a moment ago may not yet run.
             needed = QUIET_WINDOW_MIN_S if kinds <= {"parked"} else window
             if not busy and now - stable_since >= needed:
-                method = "threads-parked" if kinds <= {"parked"} else "quiet-period"
-                self.relied_on_quiet |= method == "quiet-period"
-                return SettleOutcome(method, now - started, 0.0 if method == "threads-parked" else window)
+                # Even all parked is a window's judgement here: a Java thread unparked a moment ago reads as
+                # WAITING, its wait count unchanged, until it runs, and on a loaded machine that can be longer
+                # than any window. So an expected signal is waited for until the deadline before it is called
+                # missing (Settler.await_signal), as for every settle a window decided.
+                self.relied_on_quiet = True
+                return SettleOutcome("quiet-period", now - started, needed)
             if now >= deadline:
                 raise SettleTimeout(f"the implementation's Java threads were still busy at the deadline: "
                                     f"{describe(threads)}")

@@ -5,7 +5,12 @@ A probe reaches Java as a proxy implementing the interface family's Subscriber (
 thread that made it, so a `request` inside `onNext` stays a re-entrant call on the Java thread that delivered it.
 Java compares and hashes subscribers (SubmissionPublisher refuses one subscribed twice): the proxy answers
 `equals`, `hashCode` and `toString` for the probe it stands for. What a Java call throws reaches the kit as the
-stand-in of the Java exception (`errors`)."""
+stand-in of the Java exception (`errors`).
+
+The other way round, for the subscriber and processor roles: a Java subscriber or processor is a Python stand-in
+the kit's source signals (`JavaSubscriber`, `JavaProcessor`), and the kit's subscription reaches Java as a proxy
+implementing the family's Subscription (`SubscriptionProxy`); the elements the kit sends are made by the class's
+`createElement(int)` where it has one (`JavaElements`), and are told apart again when they come back."""
 
 from __future__ import annotations
 
@@ -57,12 +62,13 @@ class JavaPublisher(JavaObjectStandIn):
     """A Java publisher: `subscribe` hands Java a proxy of the kit's subscriber (one per subscriber, so the same
     subscriber stays equal to itself in Java), or Java's null."""
 
-    __slots__ = ("_family", "_proxies")
+    __slots__ = ("_family", "_proxies", "_elements")
 
-    def __init__(self, bridge: Any, java_object: Any, family: str):
+    def __init__(self, bridge: Any, java_object: Any, family: str, elements: JavaElements | None = None):
         super().__init__(bridge, java_object)
         self._family = family
         self._proxies: dict[int, SubscriberProxy] = {}
+        self._elements = elements
 
     def subscribe(self, subscriber: Any) -> None:
         if subscriber is None:
@@ -70,16 +76,163 @@ class JavaPublisher(JavaObjectStandIn):
             return
         proxy = self._proxies.get(id(subscriber))
         if proxy is None or proxy.subscriber is not subscriber:
-            proxy = self._proxies[id(subscriber)] = subscriber_proxy(self._bridge, subscriber, self._family)
+            proxy = self._proxies[id(subscriber)] = subscriber_proxy(self._bridge, subscriber, self._family,
+                                                                     self._elements)
         self._call("subscribe", proxy)
+
+
+class JavaElements:
+    """The elements the kit sends a Java subscriber or processor: `createElement(int)`'s, where the class has it
+    (the JVM TCK's name), else the kit's integers as Java Integers. What comes back out of Java (a processor's
+    downstream, a white-box observer) is read back as the kit's integer it was made from, so that a check
+    compares what it sent with what came out. An element py4j does not copy into Python (neither a string, a
+    boxed number nor a boolean) comes back as the Java object."""
+
+    def __init__(self, instance: Any = None):
+        self._instance = instance  # None: the class has no createElement(int)
+        self._made: dict[Any, int] = {}
+
+    def to_java(self, item: Any) -> Any:
+        if self._instance is None or not isinstance(item, int) or isinstance(item, bool):
+            return item
+        made = self._instance.createElement(item)
+        try:
+            self._made.setdefault(made, item)
+        except TypeError:  # a Java object: not hashable in Python, left as it is
+            pass
+        return made
+
+    def from_java(self, item: Any) -> Any:
+        try:
+            return self._made.get(item, item)
+        except TypeError:
+            return item
+
+
+class SubscriptionProxy:
+    """A subscription of the kit's as Java sees it (made by `subscription_proxy`, which sets the Java interface):
+    Java's request(long) and cancel() are the kit's calls, made on the thread Java made them on (a request inside
+    onNext stays on the thread that delivered onNext: the pinned-thread ClientServer)."""
+
+    def __init__(self, bridge: Any, subscription: Any):
+        self._bridge = bridge
+        self.subscription = subscription
+
+    def request(self, n: int) -> None:
+        try:
+            self.subscription.request(n)
+        except Exception as exc:  # noqa: BLE001 - the kit's subscription raised on purpose: a Java exception
+            raise thrown_in_java(self._bridge, exc) from None
+
+    def cancel(self) -> None:
+        try:
+            self.subscription.cancel()
+        except Exception as exc:  # noqa: BLE001
+            raise thrown_in_java(self._bridge, exc) from None
+
+    def equals(self, other: Any) -> bool:
+        return isinstance(other, SubscriptionProxy) and other.subscription is self.subscription
+
+    def hashCode(self) -> int:  # noqa: N802 - Java's names
+        return hash(id(self.subscription)) & 0x7FFFFFFF
+
+    def toString(self) -> str:  # noqa: N802
+        return f"rstck {self.subscription!r}"
+
+
+class _SubscriberSide:
+    """The signals the kit's source sends a Java subscriber (or a processor's subscriber side): each is the Java
+    call, with the kit's subscription as a Java proxy (one per subscription: Java sees the same object each time)
+    and the kit's elements made by `createElement`."""
+
+    __slots__ = ()
+
+    def on_subscribe(self, subscription: Any) -> None:
+        proxies = self._subscriptions
+        proxy = None
+        if subscription is not None:
+            proxy = proxies.get(id(subscription))
+            if proxy is None or proxy.subscription is not subscription:
+                proxy = proxies[id(subscription)] = subscription_proxy(self._bridge, subscription, self._family)
+        self._call("onSubscribe", proxy)
+
+    def on_next(self, item: Any) -> None:
+        self._call("onNext", None if item is None else self._elements.to_java(item))
+
+    def on_error(self, error: BaseException | None) -> None:
+        self._call("onError", None if error is None else _as_throwable(self._bridge, error))
+
+    def on_complete(self) -> None:
+        self._call("onComplete")
+
+
+def _as_throwable(bridge: Any, error: BaseException) -> Any:
+    """The Java throwable for an error the kit signals: the Java one it stands for, else a RuntimeException."""
+    return getattr(error, "java_object", None) or bridge.throwable("java.lang.RuntimeException",
+                                                                   f"{type(error).__name__}: {error}")
+
+
+class JavaSubscriber(_SubscriberSide, JavaObjectStandIn):
+    """A Java subscriber under test, signalled by the kit's source."""
+
+    __slots__ = ("_family", "_elements", "_subscriptions")
+
+    def __init__(self, bridge: Any, java_object: Any, family: str, elements: JavaElements):
+        super().__init__(bridge, java_object)
+        self._family = family
+        self._elements = elements
+        self._subscriptions: dict[int, SubscriptionProxy] = {}
+
+
+class JavaProcessor(_SubscriberSide, JavaPublisher):
+    """A Java processor under test: a Java publisher downstream, a Java subscriber upstream."""
+
+    __slots__ = ("_subscriptions",)
+
+    def __init__(self, bridge: Any, java_object: Any, family: str, elements: JavaElements):
+        super().__init__(bridge, java_object, family, elements)
+        self._subscriptions: dict[int, SubscriptionProxy] = {}
+
+
+class ObserverProxy:
+    """The white-box observer as Java sees it: a Subscriber of the family the subscriber under test tells what it
+    has processed, by the signal's own method (onSubscribe once it processed on_subscribe, onNext(item), ...), so a
+    class written for rstck needs no TCK on its classpath (docs/jvm.md)."""
+
+    def __init__(self, bridge: Any, observer: Any, elements: JavaElements):
+        self._bridge = bridge
+        self.observer = observer
+        self._elements = elements
+
+    def onSubscribe(self, subscription: Any) -> None:  # noqa: N802 - Java's names
+        self.observer.on_subscribe_processed()
+
+    def onNext(self, item: Any) -> None:  # noqa: N802
+        self.observer.on_next_processed(self._elements.from_java(item))
+
+    def onError(self, throwable: Any) -> None:  # noqa: N802
+        self.observer.on_error_processed(None if throwable is None else from_java(self._bridge, throwable))
+
+    def onComplete(self) -> None:  # noqa: N802
+        self.observer.on_complete_processed()
+
+    def equals(self, other: Any) -> bool:
+        return isinstance(other, ObserverProxy) and other.observer is self.observer
+
+    def hashCode(self) -> int:  # noqa: N802
+        return hash(id(self.observer)) & 0x7FFFFFFF
+
+    def toString(self) -> str:  # noqa: N802
+        return f"rstck {self.observer.name}"
 
 
 class SubscriberProxy:
     """A kit subscriber as Java sees it (made by `subscriber_proxy`, which sets the Java interface)."""
 
-    def __init__(self, bridge: Any, subscriber: Any):
+    def __init__(self, bridge: Any, subscriber: Any, elements: JavaElements | None = None):
         self._bridge = bridge
         self.subscriber = subscriber
+        self._elements = elements
 
     def _forward(self, call: Any, *args: Any) -> None:
         try:
@@ -92,7 +245,7 @@ class SubscriberProxy:
         self._forward(self.subscriber.on_subscribe, stand_in)
 
     def onNext(self, item: Any) -> None:  # noqa: N802
-        self._forward(self.subscriber.on_next, item)
+        self._forward(self.subscriber.on_next, item if self._elements is None else self._elements.from_java(item))
 
     def onError(self, throwable: Any) -> None:  # noqa: N802
         error = None if throwable is None else from_java(self._bridge, throwable)
@@ -112,13 +265,29 @@ class SubscriberProxy:
         return f"rstck {type(self.subscriber).__name__}@{id(self.subscriber):x}"
 
 
-_PROXY_CLASSES: dict[str, type[SubscriberProxy]] = {}
+_PROXY_CLASSES: dict[tuple[type, str, str], type] = {}
 
 
-def subscriber_proxy(bridge: Any, subscriber: Any, family: str) -> SubscriberProxy:
-    """A Java proxy of `subscriber`, implementing `family`'s Subscriber interface."""
-    cls = _PROXY_CLASSES.get(family)
+def _java_proxy_class(base: type, family: str, interface: str) -> type:
+    """`base` made into a Java proxy class implementing `family`'s `interface` (one class per pair)."""
+    cls = _PROXY_CLASSES.get((base, family, interface))
     if cls is None:
-        java = type("Java", (), {"implements": [family + "Subscriber"]})
-        cls = _PROXY_CLASSES[family] = type("JavaSubscriberProxy", (SubscriberProxy,), {"Java": java})
-    return cls(bridge, subscriber)
+        java = type("Java", (), {"implements": [family + interface]})
+        cls = _PROXY_CLASSES[base, family, interface] = type(f"Java{base.__name__}", (base,), {"Java": java})
+    return cls
+
+
+def subscriber_proxy(bridge: Any, subscriber: Any, family: str,
+                     elements: JavaElements | None = None) -> SubscriberProxy:
+    """A Java proxy of `subscriber`, implementing `family`'s Subscriber interface."""
+    return _java_proxy_class(SubscriberProxy, family, "Subscriber")(bridge, subscriber, elements)
+
+
+def subscription_proxy(bridge: Any, subscription: Any, family: str) -> SubscriptionProxy:
+    """A Java proxy of the kit's `subscription`, implementing `family`'s Subscription interface."""
+    return _java_proxy_class(SubscriptionProxy, family, "Subscription")(bridge, subscription)
+
+
+def observer_proxy(bridge: Any, observer: Any, family: str, elements: JavaElements) -> ObserverProxy:
+    """A Java proxy of the kit's white-box `observer`, implementing `family`'s Subscriber interface."""
+    return _java_proxy_class(ObserverProxy, family, "Subscriber")(bridge, observer, elements)

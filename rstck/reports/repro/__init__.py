@@ -254,6 +254,9 @@ LANGUAGES = {
                     judges="It opens the kit's connections to the server (or, for a client, listens, runs the command "
                     "and serves it), sends the kit's frames of that check byte for byte in order, reads and checks "
                     "every frame as rstck does, and judges the broken sentence."),
+    "jvm": Kind(".py", "python", "jvm:CLASS", "rstck.reports.repro.jvm",
+                "It imports nothing of rstck: it needs py4j and a JDK, starts a JVM with the classpath rstck ran with "
+                "(or $RSTCK_CLASSPATH), and calls the class's factory methods there as rstck does."),
 }
 # A node-stream: target's script drives the streams as rstck's stream driver does (the items of the profiles that
 # name it in their `reproduced_in`).

@@ -20,7 +20,8 @@ STUCK_S = 0.01  # a thread of the script's that stays at one place this long wai
 EXIT_KEPT, EXIT_BROKEN, EXIT_CANNOT_RUN = 0, 1, 2
 # What the scenario says of itself (main's arguments): the target it was written for, the rule, the check's deadline.
 _config = {"target": "", "rule": "", "deadline_s": 5.0, "responsiveness_bound_s": 0.25, "event_loop": False,
-           "factories": {}, "attempts": 1, "session": None, "spark_master": "", "path": []}
+           "factories": {}, "attempts": 1, "session": None, "spark_master": "", "path": [], "load": None,
+           "classpath": []}
 _loop = []  # the event loop the scenario's calls run in, for an implementation that lives on one (asyncio)
 
 _lock = threading.RLock()
@@ -1438,8 +1439,13 @@ def main(scenario, **config):
         # of its own, or the target's module.
         if _config["factories"] and not given:
             target, spec = _Factories(_config["factories"], session), _shown(_config["factories"])
+        elif _config["load"] is not None:  # a target of another kind than MODULE:ATTR (jvm:CLASS)
+            target = _config["load"](spec)
         else:
             target = _imported(spec)
+    except CannotRun as exc:  # what the target needs is missing (a JDK, py4j)
+        print(f"\ncannot run: {exc}")
+        sys.exit(EXIT_CANNOT_RUN)
     except BaseException:  # noqa: BLE001 - whatever stops the import, the script cannot run
         traceback.print_exc()
         print(f"\ncannot run: {spec} does not load (run from the project's root, or name MODULE:ATTR)")

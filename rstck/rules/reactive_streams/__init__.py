@@ -39,5 +39,5 @@ PROFILE = Profile(
     order=0,
     checked_as=_processor_in_both_roles,
     fuzzed_roles=("publisher", "subscriber", "processor"),
-    reproduced_in=("python", "javascript", "network"),  # their runtimes judge every signal by the core rules
+    reproduced_in=("python", "javascript", "network", "jvm"),  # their runtimes judge every signal by the core rules
 )

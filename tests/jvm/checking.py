@@ -1,0 +1,39 @@
+"""`rstck check jvm:CLASS --classpath DIR` as the JVM tests run it, and what its results say of each item."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+RSTCK = os.path.join(os.path.dirname(sys.executable), "rstck")
+
+# The publisher mutants of tests/jvm/java/Publishers.java, and the item each one's fault breaks.
+PUBLISHER_MUTANTS = {
+    "OverDelivery": "1.1",
+    "SignalAfterTerminal": "1.7",
+    "NonPositiveIgnored": "3.9",
+    "RequestThrows": "3.16",
+    "NullAccepted": "1.9",
+}
+
+
+def item_verdicts(classpath: str, class_name: str, results: pathlib.Path, *rules: str, fuzz: bool = True,
+                  timeout_s: float = 180) -> dict[str, str]:
+    """Each item's verdict from the results of `rstck check jvm:CLASS` (a fail or error outweighs a pass), the
+    checks of `rules` only if any are given (no fuzz phase then), without the fuzz phase unless `fuzz`."""
+    command = [RSTCK, "check", f"jvm:{class_name}", "--classpath", classpath, "--results", str(results)]
+    command += ["--rules", ",".join(rules)] if rules else []
+    command += [] if fuzz else ["--no-fuzz"]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s)
+    rows = [json.loads(line) for path in pathlib.Path(results).glob("*.jsonl")
+            for line in path.read_text().splitlines()]
+    assert rows, f"rstck check wrote no results:\n{run.stdout}\n{run.stderr}"
+    found: dict[str, str] = {}
+    for row in rows:
+        rule, verdict = row.get("rule"), row.get("verdict")
+        if rule and verdict and found.get(rule) not in ("fail", "error"):
+            found[rule] = verdict
+    return found

@@ -1,0 +1,65 @@
+"""The subscriber and processor roles of `rstck check jvm:CLASS`, end to end, on the project's Java references and
+mutants (tests/jvm/java/Subscribers.java, Processors.java), and where a Java subscriber's request runs."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from .checking import item_verdicts
+
+# Each mutant, and the item its fault breaks.
+MUTANTS = {
+    "Subscribers$OverlappingRequests": "2.7",
+    "Subscribers$SecondSubscriptionKept": "2.5",
+    "Subscribers$OnNextThrows": "2.13",
+    "Subscribers$OnCompleteThrows": "2.9",
+    "Subscribers$ProcessedTwice": "2.11",
+    "Processors$DropsAnElement": "4.1",
+    "Processors$ErrorSwallowed": "4.2",
+}
+
+
+def verdicts(classes: str, class_name: str, tmp_path, *rules: str) -> dict[str, str]:
+    return item_verdicts(classes, class_name, tmp_path, *rules)
+
+
+@pytest.mark.parametrize("class_name, item", [("Subscribers$Batched", "2.11"), ("Processors$Drain", "4.1")])
+def test_the_references_pass_with_no_fail_warn_or_error(java_classes, tmp_path, class_name, item):
+    found = verdicts(java_classes, class_name, tmp_path)
+    assert found.get(item) == "pass"  # the white box's 2.11, the processor's own 4.1: the role was checked
+    assert not {rule: v for rule, v in found.items() if v in ("fail", "warn", "error")}
+
+
+@pytest.mark.parametrize("class_name, rule", MUTANTS.items())
+def test_each_mutant_is_caught_on_its_item(java_classes, tmp_path, class_name, rule):
+    assert verdicts(java_classes, class_name, tmp_path, rule).get(rule) == "fail"
+
+
+def test_a_request_inside_on_next_runs_nested_on_the_java_thread_that_delivered_it(java_classes):
+    from rstck.protocols.jvm.process import shared_jvm
+    from rstck.protocols.jvm.proxies import FLOW, JavaElements, JavaSubscriber
+
+    jvm = shared_jvm([java_classes])
+    factory = jvm.bridge.newInstance("Subscribers$RequestsInOnNext")
+    subscriber = JavaSubscriber(jvm.bridge, factory.createFlowSubscriber(), FLOW, JavaElements())
+    java_thread = jvm.jvm.java.lang.Thread.currentThread
+    delivering: list[bool] = []
+    requests: list[tuple[int, bool, int]] = []
+
+    class RecordingSubscription:
+        """Where each request runs: the Python thread, inside on_next or not, and the Java thread it came from."""
+
+        def request(self, n: int) -> None:
+            requests.append((threading.get_ident(), bool(delivering), java_thread().getId()))
+
+        def cancel(self) -> None:
+            pass
+
+    subscriber.on_subscribe(RecordingSubscription())
+    delivering.append(True)
+    subscriber.on_next(1)
+    delivering.clear()
+    assert len(requests) == 2
+    assert requests[1] == (threading.get_ident(), True, factory.lastOnNextThread())
