@@ -481,8 +481,7 @@ class ProbeSubscriber:
         """Signal demand. A raise is a violation of 3.16 (3.2 when called from within a signal).
         `judged_all_the_same`: a raise does not stop the check, whose own item judges what else this request
         must do (3.9: signal on_error; 3.17: deliver), so that each sentence one call breaks is charged."""
-        if self.subscription is None:
-            self._no_subscription("request")
+        if self.subscription is None and not self._subscription_arrived("request"):
             return
         judged = {"judged_all_the_same": True} if judged_all_the_same else {}  # (a subclass may not take it)
         self._calls.run(lambda: self._request_now(n, rule_if_raises, **judged))
@@ -515,8 +514,7 @@ class ProbeSubscriber:
         return normally and draw no signal (3.6), whatever `n` (3.9 binds only a live subscription). A
         subscriber may make it: 2.4 asks it to consider the subscription cancelled, and calls on a cancelled
         subscription are NOPs."""
-        if self.subscription is None:
-            self._no_subscription("request")
+        if self.subscription is None and not self._subscription_arrived("request"):
             return
         self._calls.run(lambda: self._request_after_terminal_now(n, rule_if_raises))
 
@@ -529,8 +527,7 @@ class ProbeSubscriber:
     @recorded("cancel", _probe_op(rule_if_raises="3.15"), _evidence)
     def cancel(self, *, rule_if_raises: str = "3.15") -> None:
         """Cancel; also allowed after a terminal signal, where it must be a NOP (1.6)."""
-        if self.subscription is None:
-            self._no_subscription("cancel")
+        if self.subscription is None and not self._subscription_arrived("cancel"):
             return
         self._calls.run(lambda: self._cancel_now(rule_if_raises))
 
@@ -561,6 +558,15 @@ class ProbeSubscriber:
         publisher's objects, and through them this probe, reachable."""
         assert self.cancelled, "only a cancelled subscription is let go of"
         self.subscription = None
+
+    def _subscription_arrived(self, call: str) -> bool:
+        """Whether the subscription to make `call` on has arrived. Where a quiet window decided the settle before
+        the call, on_subscribe is waited for until the deadline first (a verdict of absence never rests on a window
+        alone); if it does not come, that is 1.9's, said once."""
+        if self._awaited(lambda: self.subscription is not None):
+            return True
+        self._no_subscription(call)
+        return False
 
     def _no_subscription(self, call: str) -> None:
         if not self._session.findings.violations:  # once is evidence enough

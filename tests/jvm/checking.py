@@ -37,3 +37,12 @@ def item_verdicts(classpath: str, class_name: str, results: pathlib.Path, *rules
         if rule and verdict and found.get(rule) not in ("fail", "error"):
             found[rule] = verdict
     return found
+
+
+def offending(results: pathlib.Path) -> str:
+    """The fail, warn and error rows of a run's results, each with its message and trace: what a test that expected
+    none prints."""
+    rows = [json.loads(line) for path in pathlib.Path(results).glob("*.jsonl")
+            for line in path.read_text().splitlines()]
+    return "\n\n".join(f"{row['rule']} {row['check']}: {row['verdict']}\n{row.get('message', '')}\n"
+                         f"{row.get('trace', '')}" for row in rows if row.get("verdict") in ("fail", "warn", "error"))
