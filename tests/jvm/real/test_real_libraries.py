@@ -3,12 +3,14 @@ docs/jvm.md ("Real libraries"), so a verdict that changes fails here."""
 
 from __future__ import annotations
 
+import os
 import pathlib
 import subprocess
 
 import pytest
 
 from ..checking import item_verdicts
+from .conftest import DEBIAN_JARS, why_no_debian_jars
 
 CONFIRM = pathlib.Path(__file__).resolve().parent / "confirm"
 
@@ -22,6 +24,9 @@ CONFIRMED = {
     # FlowAdapters around the reference Range, which gives the same 3.14 verdict on its own.
     "AdaptedPublishers$RoundTrip": {"3.14": "unsupported"},
     "AdaptedPublishers$ToReactive": {"3.14": "unsupported"},
+    "NettyPublishers$Handler": {"1.11": "unsupported", "2.13": "fail", "3.10": "unsupported", "3.11": "unsupported"},
+    # 2.8: HandlerSubscriber never cancels on an open channel; 2.11: the factory offers no white-box observer.
+    "NettySubscribers$Handler": {"2.8": "n/a", "2.11": "n/a"},
 }
 
 
@@ -46,3 +51,15 @@ def test_the_confirmation_of_submission_publisher_still_shows_its_behaviour(java
                          timeout=60)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "2.13 fail: after onNext threw, SubmissionPublisher signalled [onSubscribe, onNext(0)" in run.stdout
+
+
+def test_the_confirmation_of_netty_still_shows_its_behaviour(java_classes):
+    # java_classes: skips where there is no JDK. The script needs Debian's jars and no kit.
+    reason = why_no_debian_jars()
+    if reason:
+        pytest.skip(reason)
+    run = subprocess.run(["java", "-cp", os.pathsep.join(DEBIAN_JARS), str(CONFIRM / "ConfirmNetty.java")],
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "2.13 fail: after onNext threw, HandlerPublisher signalled [onSubscribe, onNext(0)" in run.stdout
+    assert "2.8 n/a: HandlerSubscriber took 64 elements on an open channel; cancelled=false" in run.stdout
