@@ -47,9 +47,10 @@ def enabled() -> bool:
 
 
 def _target_threads(session: Any) -> dict[int, threading.Thread]:
-    """The threads of the target's that may act now: those settling watches (started during the check, seen
+    """The Python threads of the target's that may act now: those settling watches (started during the check, seen
     signalling in it, or woken from parked by it: a module-level pool's worker, a loop thread made before the
-    check); never the kit's, never the caller's own."""
+    check); never the kit's, never the caller's own. Threads outside Python are the target's to read
+    (Target.outside_thread_states)."""
     me = threading.get_ident()
     settler = session.settler
     watched = settler.threads.watched(settler.signalling())
@@ -94,9 +95,10 @@ def linger(session: Any, *, why: str = "", actor: str | None = None) -> None:
                 return _done(session, "signal", started, why)
             seen = len(trace)
         threads = _target_threads(session)
-        if not threads:
+        outside = session.target.outside_thread_states()  # a JVM's threads, say: the target reads them
+        if not threads and not outside:
             return _done(session, "no threads", started, why)
-        states = read_states(threads)
+        states = {**read_states(threads), **outside}
         kinds = {state.kind for state in states.values()}
         now = time.monotonic()
         if kinds <= {"ended", "parked"}:

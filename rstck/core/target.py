@@ -17,6 +17,7 @@ from rstck.core.probes import ProbeObserver
 from rstck.core.session import Session
 from rstck.core.settle import DEFAULT_DEADLINE_S, RESPONSIVENESS_BOUND_S, Settler
 from rstck.core.signals import Trace
+from rstck.core.thread_states import ThreadState
 from rstck.core.verdict import NotApplicable
 
 if TYPE_CHECKING:
@@ -95,6 +96,13 @@ class Target:
 
     def make_settler(self, trace: Trace) -> Settler:
         return Settler(trace, quiet_period_s=self.quiet_period_s)
+
+    def outside_thread_states(self) -> dict[Any, ThreadState]:
+        """The states of the implementation's threads that are not Python threads (a JVM's, say), by ids of the
+        adapter's, read_states' kinds: what a linger or a yield waits for besides the Python threads settling watches
+        (rstck.core.perturb). Called on the lingering thread; the thread the caller's own call runs on is left out.
+        Empty by default: the implementation's threads are Python threads."""
+        return {}
 
     def invoke(self, session: Session, function: Callable[..., Any], args: tuple) -> Any:
         """Make one call into the implementation (a factory, subscribe, request, an on_* signal)."""

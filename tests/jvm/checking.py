@@ -8,6 +8,8 @@ import pathlib
 import subprocess
 import sys
 
+from rstck.reports.items import item_verdicts as items_of
+
 RSTCK = os.path.join(os.path.dirname(sys.executable), "rstck")
 
 # The publisher mutants of tests/jvm/java/Publishers.java, and the item each one's fault breaks.
@@ -22,8 +24,9 @@ PUBLISHER_MUTANTS = {
 
 def item_verdicts(classpath: str, class_name: str, results: pathlib.Path, *rules: str, fuzz: bool = True,
                   timeout_s: float = 180) -> dict[str, str]:
-    """Each item's verdict from the results of `rstck check jvm:CLASS` (a fail or error outweighs a pass), the
-    checks of `rules` only if any are given (no fuzz phase then), without the fuzz phase unless `fuzz`."""
+    """Each item's verdict from the results of `rstck check jvm:CLASS`, as the kit's table shows it
+    (rstck/reports/items.py), the checks of `rules` only if any are given (no fuzz phase then), without the fuzz
+    phase unless `fuzz`."""
     command = [RSTCK, "check", f"jvm:{class_name}", "--classpath", classpath, "--results", str(results)]
     command += ["--rules", ",".join(rules)] if rules else []
     command += [] if fuzz else ["--no-fuzz"]
@@ -31,12 +34,7 @@ def item_verdicts(classpath: str, class_name: str, results: pathlib.Path, *rules
     rows = [json.loads(line) for path in pathlib.Path(results).glob("*.jsonl")
             for line in path.read_text().splitlines()]
     assert rows, f"rstck check wrote no results:\n{run.stdout}\n{run.stderr}"
-    found: dict[str, str] = {}
-    for row in rows:
-        rule, verdict = row.get("rule"), row.get("verdict")
-        if rule and verdict and found.get(rule) not in ("fail", "error"):
-            found[rule] = verdict
-    return found
+    return {item: verdict.verdict for item, verdict in items_of(rows).items()}
 
 
 def offending(results: pathlib.Path) -> str:

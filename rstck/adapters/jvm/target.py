@@ -16,12 +16,13 @@ from rstck.core.session import Session
 from rstck.core.settle import QUIET_WINDOW_MIN_S, SettleOutcome, Settler, SettleTimeout
 from rstck.core.signals import Trace
 from rstck.core.target import ErrorNames, Target
+from rstck.core.thread_states import ThreadState
 from rstck.core.verdict import BadInput, TargetError
 from rstck.protocols.jvm.errors import raised_in_call
 from rstck.protocols.jvm.process import JvmProcess, shared_jvm
 from rstck.protocols.jvm.proxies import (FLOW, REACTIVE_STREAMS, JavaElements, JavaProcessor, JavaPublisher,
                                          JavaSubscriber, observer_proxy)
-from rstck.protocols.jvm.threads import describe, java_threads
+from rstck.protocols.jvm.threads import describe, java_threads, linger_state
 
 JAVA = ErrorNames("java", type_error="NullPointerException", range_error="IllegalArgumentException")
 
@@ -144,6 +145,11 @@ class JvmTarget(Target):
 
     def make_settler(self, trace: Trace) -> Settler:
         return JvmSettler(trace, self)
+
+    def outside_thread_states(self) -> dict[Any, ThreadState]:
+        """The implementation's Java threads, for lingering and yielding: read on the lingering thread, so that the
+        Java thread delivering the signal it lingers in is left out (pinned threads: rstck.protocols.jvm.threads)."""
+        return {("java", thread.id): linger_state(thread) for thread in java_threads(self.jvm().bridge)}
 
     # -- the factories ---------------------------------------------------------------------------
 

@@ -66,13 +66,16 @@ public final class RstckJvmBridge {
      * What each of the implementation's threads is doing, one line each: id, kind, name, where, and how often it
      * waited or blocked so far (a thread woken in between has moved on). Kinds: "parked" (waiting untimed, or an
      * idle pool worker whose timed wait only ends the thread), "timer" (a timed wait elsewhere: sleep, a delayed
-     * task), "blocked" (on a monitor), "callback" (inside a call to Python), "running".
+     * task), "blocked" (on a monitor), "callback" (inside a call to Python), "running". The calling thread is left
+     * out: called from inside a callback, this runs on the thread that made the callback (pinned threads), which is
+     * the caller's own, not one to wait for.
      */
     public String threadStates() {
         StringBuilder out = new StringBuilder();
+        long caller = Thread.currentThread().getId();
         for (ThreadInfo info : threads.dumpAllThreads(false, false)) {
             StackTraceElement[] stack = info.getStackTrace();
-            if (ownThreads.contains(info.getThreadId()) || servesPython(stack)) continue;
+            if (info.getThreadId() == caller || ownThreads.contains(info.getThreadId()) || servesPython(stack)) continue;
             out.append(info.getThreadId()).append('\t').append(kind(info.getThreadState(), stack)).append('\t')
                .append(info.getThreadName().replace('\t', ' ')).append('\t')
                .append(stack.length > 0 ? stack[0].toString() : "").append('\t')

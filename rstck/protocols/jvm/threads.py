@@ -1,10 +1,13 @@
-"""The implementation's Java threads as settling reads them: one call into the bridge, which reads them through
-java.lang.management.ThreadMXBean (RstckJvmBridge.threadStates)."""
+"""The implementation's Java threads as settling and lingering read them: one call into the bridge, which reads them
+through java.lang.management.ThreadMXBean (RstckJvmBridge.threadStates). The calling Java thread is left out: made
+from inside a callback, the call runs on the Java thread that made the callback (pinned threads), the caller's own."""
 
 from __future__ import annotations
 
 import dataclasses
 from typing import Any
+
+from rstck.core.thread_states import PARKED, RUNNING, ThreadState
 
 
 @dataclasses.dataclass(frozen=True)
@@ -29,3 +32,21 @@ def java_threads(bridge: Any) -> list[JavaThread]:
 
 def describe(threads: list[JavaThread]) -> str:
     return ", ".join(f"{t.name} ({t.kind} at {t.where})" for t in threads if t.kind != "parked") or "none"
+
+
+# A Java thread on a timer is waited for by a linger as a Python one is; its due time is not read, so it is looked
+# at again this soon.
+TIMER_LOOK_S = 0.001
+
+
+def linger_state(thread: JavaThread) -> ThreadState:
+    """A Java thread in the kinds lingering reads (rstck.core.thread_states): a thread inside a call to the kit
+    (another probe's signal) waits where the kit cannot read it from here, as a blocked one does; its wait count
+    in `where` tells that it moved on."""
+    if thread.kind == "parked":
+        return PARKED
+    if thread.kind == "running":
+        return RUNNING
+    if thread.kind == "timer":
+        return ThreadState("timer", due_s=TIMER_LOOK_S)
+    return ThreadState("blocked", where=(thread.kind, thread.where, thread.waits))
