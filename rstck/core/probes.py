@@ -543,6 +543,12 @@ class ProbeSubscriber:
             self._session.calls.make(self.subscription, "cancel", (), actor=self.subscription_name,
                                      rule_if_raises=rule_if_raises)
         finally:
+            if first:
+                # What came while the call was under way may have been sent before the cancel reached the
+                # publisher (a call across a bridge or blocked on the publisher's lock can take long): only what
+                # comes after it returned is surely after the cancel (3.12: "NOT REQUIRED to affect the
+                # Subscription immediately").
+                self.cancelled_at = self.received
             self._cancel_under_way = False
             self._refresh()
 

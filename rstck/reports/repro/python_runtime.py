@@ -572,13 +572,16 @@ class Recorder:
             return
 
         def now():
-            if not self.cancelled:
+            first = not self.cancelled
+            if first:
                 self.cancelled_at = self.received
             self.cancelled = True
             self.calls_after_terminal += self.terminated
             started = time.perf_counter()
             call("sub.cancel()", self.subscription.cancel, rule=rule_if_raises, hang_rule="3.5")
             self.cancel_took_s = time.perf_counter() - started
+            if first:  # only what comes after the call returned is surely after the cancel, as rstck counts
+                self.cancelled_at = self.received
 
         self._calls.run(now)
 
