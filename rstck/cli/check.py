@@ -25,6 +25,7 @@ from rstck.core.settle import DEFAULT_DEADLINE_S
 from rstck.core.signals import escape_controls
 from rstck.core.verdict import BadInput, Verdict
 from rstck.execution.results import ResultsFile
+from rstck.execution.rows import is_fuzz_row
 from rstck.execution.supervise import CheckRun, Observer, supervise
 from rstck.reports.allowlist import Allowlist, load_allowlist
 from rstck.reports.rerun import REPRO_DIRECTORY, launcher, shell_words, target_arguments
@@ -183,7 +184,7 @@ class _CheckObserver(Observer):
     def row(self, row: dict[str, Any]) -> None:
         row = self._allowlist.judge(row)
         self.rows.append(row)
-        if self.marks and not row["check"].startswith("fuzz-"):
+        if self.marks and not is_fuzz_row(row):
             print(_progress_mark(row["verdict"]), end="", file=sys.stderr, flush=True)
             self._marked = True
         if self._results_directory is not None:
@@ -288,7 +289,7 @@ def _next_steps(args: argparse.Namespace, found: list[dict[str, Any]]) -> list[s
     target = target_arguments(args.target)
     command = f"{launcher('rstck')} check {shell_words(target + _rerun_options(args, given=target))}"
     directory = shell_words([args.repro or REPRO_DIRECTORY])
-    if first["check"].startswith("fuzz-"):  # the fuzz phase runs only without --rules, from the same seeds
+    if is_fuzz_row(first):  # the fuzz phase runs only without --rules, from the same seeds
         rerun = first["replay"]
         if args.fuzz_examples:
             command += f" --fuzz-examples {args.fuzz_examples}"

@@ -116,9 +116,14 @@ def _problem(line: str) -> dict[str, Any] | str:
     return raw
 
 
+def is_fuzz_row(row: dict[str, Any]) -> bool:
+    """Whether the row is a fuzz finding (its check is `fuzz-<role>`), not a rule check's."""
+    return str(row["check"]).startswith("fuzz-")
+
+
 def check_key(row: dict[str, Any]) -> tuple[str, ...]:
     """What makes two rows results of the same check: a fuzz finding is its own, by item and replay."""
-    finding = (row["violated"], row["seed"]) if str(row["check"]).startswith("fuzz-") else ()
+    finding = (row["violated"], row["seed"]) if is_fuzz_row(row) else ()
     return (row["implementation"], row["target"], row["spec"], row["rule"], row["check"], row["role"], *finding)
 
 

@@ -28,6 +28,7 @@ from rstck.core.catalog import load_catalog
 from rstck.core.plugins import adapter_for, profiles
 from rstck.core.signals import escape_controls
 from rstck.core.verdict import LEVEL_GROUPS, BadInput
+from rstck.execution.rows import is_fuzz_row
 from rstck.reports.items import ItemVerdict, by_implementation, failed_items, gate_status, item_verdicts
 from rstck.reports.pictures import PATTERNS, Point, RunHistory, points_by_day, section_bars, trend_chart, verdict_bars
 from rstck.reports.project_paths import relative_to_project
@@ -466,7 +467,7 @@ def _commands(row: dict[str, Any]) -> list[tuple[str, str]]:
     """How to run this check again: the CLI, the pytest node, the fuzz replay."""
     commands = []
     target = _target_argument(row.get("loaded_as") or "")
-    if not str(row["check"]).startswith("fuzz-"):
+    if not is_fuzz_row(row):
         opt_in = f" --profile {row['spec']}" if row["spec"] in load_catalog().opt_in else ""
         commands.append(("rstck", f"rstck check {target}{opt_in} --rules {shlex.quote(str(row['rule']))}"))
     if row["node_id"]:

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rstck.execution.plan import untested_items
+from rstck.execution.rows import is_fuzz_row
 from rstck.core.catalog import load_catalog
 from rstck.core.checks import all_checks
 from rstck.core.plugins import profiles
@@ -78,11 +79,6 @@ def item_verdicts(rows: list[dict[str, Any]], rules: str | None = None, *,
                 reason = reason if seen == item_id else f"the same error as {seen}"
             verdicts[item_id] = ItemVerdict(verdict, reason, found + stopped)
     return verdicts
-
-
-def is_fuzz_row(row: dict[str, Any]) -> bool:
-    """Whether the row is a fuzz finding (its check is `fuzz-<role>`), not a rule check's."""
-    return str(row["check"]).startswith("fuzz-")
 
 
 def confirmed_findings(rows: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:

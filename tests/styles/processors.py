@@ -22,6 +22,7 @@ import threading
 
 from .choices import Style
 from .deliveries import TIMER_DELAY_S, delivery_for
+from .missed_count import MissedCount
 from .publishers import MAX_DEMAND, Hooks, require_subscriber, subscription_for
 
 
@@ -66,8 +67,7 @@ class UpstreamCalls:
         self.owed = 0
         self.letting_go = False
         self.let_go = False
-        self.waiting = 0
-        self.held = 0
+        self.waiting = MissedCount(self.lock)
 
     def attach(self, subscription) -> bool:
         """The upstream's on_subscribe; whether it is the first (a later one is cancelled, 2.5)."""
@@ -104,26 +104,24 @@ class UpstreamCalls:
             return subscription, "request", (owed,)
         return None
 
-    def pump(self) -> None:
+    def locked_next_call(self) -> tuple | None:
         with self.lock:
-            self.waiting += 1
-            if self.waiting > 1:
-                return
-            self.held = 1
+            return self.next_call()
+
+    def make_calls(self, next_call) -> None:
+        """Make each call `next_call` gives, until it gives none."""
+        while (call := next_call()) is not None:
+            subscription, method, args = call
+            getattr(subscription, method)(*args)
+            del call, subscription  # not kept while the next is asked for
+
+    def pump(self) -> None:
+        if not self.waiting.enter():
+            return
         while True:
-            while True:
-                with self.lock:
-                    call = self.next_call()
-                if call is None:
-                    break
-                subscription, method, args = call
-                getattr(subscription, method)(*args)
-                del call, subscription
-            with self.lock:
-                self.waiting -= self.held
-                self.held = self.waiting
-                if self.waiting == 0:
-                    return
+            self.make_calls(self.locked_next_call)
+            if self.waiting.looked_again():
+                return
 
 
 class ReentrantUpstreamCalls(UpstreamCalls):
@@ -141,10 +139,7 @@ class ReentrantUpstreamCalls(UpstreamCalls):
                 return
             self.pumping = True
             try:
-                while (call := self.next_call()) is not None:
-                    subscription, method, args = call
-                    getattr(subscription, method)(*args)
-                    del call, subscription
+                self.make_calls(self.next_call)
             finally:
                 self.pumping = False
 
@@ -195,10 +190,7 @@ class LoopUpstreamCalls(UpstreamCalls):
             return
         self.pumping = True
         try:
-            while (call := self.next_call()) is not None:
-                subscription, method, args = call
-                getattr(subscription, method)(*args)
-                del call, subscription
+            self.make_calls(self.next_call)
         finally:
             self.pumping = False
 

@@ -27,6 +27,7 @@ import threading
 
 from .choices import Style
 from .deliveries import delivery_for
+from .missed_count import MissedCount
 
 _log = logging.getLogger(__name__)
 
@@ -265,15 +266,48 @@ class StyledSubscription:
         return True
 
 
-class BookkeepingLockSubscription(StyledSubscription):
-    """A lock around the counters only; signals are made outside it, and a work-in-progress count admits one
-    drainer at a time: whoever raises it from zero drains, the others only add to it."""
+class CountedDrain(StyledSubscription):
+    """A missed count admits one drainer at a time: whoever raises it from zero drains, the others only add to it,
+    and the drainer looks again until nothing came meanwhile. `next_step` is what the drainer signals next."""
+
+    def __init__(self, *args, count_lock=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.missed = MissedCount(count_lock, held=True)  # held by start()
+
+    @property
+    def wip(self) -> int:
+        """What the drainer still has to look at (0: no drain holds the right)."""
+        return self.missed.count
+
+    def wake(self) -> None:
+        if self.missed.enter():
+            self.start_drain()
+
+    def let_go_before_announcing(self) -> None:
+        self.missed.let_go()
+
+    def drain(self) -> None:
+        while True:
+            self.emit_due()
+            if self.missed.looked_again():
+                return
+
+    def emit_due(self) -> None:
+        while (step := self.next_step()) is not None:
+            self.signal(*step)
+            del step  # not kept while the next one is awaited: cancel may be dropping the subscriber
+
+    def next_step(self) -> tuple | None:
+        raise NotImplementedError
+
+
+class BookkeepingLockSubscription(CountedDrain):
+    """A lock around the counters (and the missed count) only; signals are made outside it."""
 
     def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.lock = threading.Lock()
-        self.wip = 1  # held by start()
-        self.held = 1  # the drainer's share of wip, which it gives back when it has looked again
+        lock = threading.Lock()
+        super().__init__(*args, count_lock=lock, **kwargs)
+        self.lock = lock
 
     def request(self, n) -> None:
         if self.unguarded_request(n):
@@ -286,46 +320,18 @@ class BookkeepingLockSubscription(StyledSubscription):
             self.hooks.requested(n)
         self.wake()
 
-    def wake(self) -> None:
+    def next_step(self) -> tuple | None:
         with self.lock:
-            self.wip += 1
-            if self.wip > 1:
-                return
-            self.held = 1
-        self.start_drain()
-
-    def let_go_before_announcing(self) -> None:
-        self.wip = self.held = 0
-
-    def drain(self) -> None:
-        while True:
-            self.emit_due()
-            with self.lock:
-                self.wip -= self.held
-                self.held = self.wip
-                if self.wip == 0:
-                    return
-
-    def emit_due(self) -> None:
-        while True:
-            with self.lock:
-                step = self.next_signal()
-            if step is None:
-                return
-            self.signal(*step)
-            del step  # not kept while the next one is awaited: cancel may be dropping the subscriber
+            return self.next_signal()
 
 
-class QueueDrainSubscription(StyledSubscription):
-    """Requests are messages: a queue carries them to the drainer, which alone touches demand and position; a
-    missed count (a lock around that count only) admits one drainer and makes it look again at what came."""
+class QueueDrainSubscription(CountedDrain):
+    """Requests are messages: a queue carries them to the drainer, which alone touches demand and position; the
+    missed count has a lock of its own, around that count only."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.inbox: collections.deque = collections.deque()
-        self.count_lock = threading.Lock()
-        self.missed = 1  # held by start()
-        self.held = 1
 
     def request(self, n) -> None:
         if self.unguarded_request(n) or self.cancelled:
@@ -333,34 +339,9 @@ class QueueDrainSubscription(StyledSubscription):
         self.inbox.append(n)
         self.wake()
 
-    def wake(self) -> None:
-        with self.count_lock:
-            self.missed += 1
-            if self.missed > 1:
-                return
-            self.held = 1
-        self.start_drain()
-
-    def let_go_before_announcing(self) -> None:
-        self.missed = self.held = 0
-
-    def drain(self) -> None:
-        while True:
-            self.emit_due()
-            with self.count_lock:
-                self.missed -= self.held
-                self.held = self.missed
-                if self.missed == 0:
-                    return
-
-    def emit_due(self) -> None:
-        while True:
-            self.take_requests()
-            step = self.next_signal()
-            if step is None:
-                return
-            self.signal(*step)
-            del step
+    def next_step(self) -> tuple | None:
+        self.take_requests()
+        return self.next_signal()
 
     def take_requests(self) -> None:
         while self.inbox:

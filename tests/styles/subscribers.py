@@ -23,6 +23,7 @@ import threading
 
 from .choices import Style
 from .deliveries import TIMER_DELAY_S, delivery_for
+from .missed_count import MissedCount
 
 _log = logging.getLogger(__name__)
 
@@ -176,20 +177,14 @@ class CountedRun(StyledSubscriber):
     """The right to process is a count of what is waiting: whoever raises it from zero processes, and gives back
     what it has seen before it looks again (the guards with a lock around bookkeeping, or a queue)."""
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, count_lock=None, **kwargs):
         super().__init__(*args, **kwargs)
-        self.count_lock = threading.Lock()
-        self.waiting = 0
-        self.held = 0
+        self.waiting = MissedCount(count_lock)  # its own lock unless a subclass shares one
 
     def post(self, message: tuple, *, here: bool = False) -> None:
         self.enqueue(message)
-        with self.count_lock:
-            self.waiting += 1
-            if self.waiting > 1:
-                return
-            self.held = 1
-        self.start_run(here)
+        if self.waiting.enter():
+            self.start_run(here)
 
     def enqueue(self, message: tuple) -> None:
         raise NotImplementedError
@@ -205,11 +200,8 @@ class CountedRun(StyledSubscriber):
                 self.process(message)
                 if only_first:
                     break
-            with self.count_lock:
-                self.waiting -= self.held
-                self.held = self.waiting
-                if self.waiting == 0:
-                    return
+            if self.waiting.looked_again():
+                return
             if only_first:
                 return self.delivery.schedule(self.run)
 
@@ -218,9 +210,9 @@ class BookkeepingLockSubscriber(CountedRun):
     """A lock around its mailbox and counters only; calls on the subscription are made outside it."""
 
     def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.lock = threading.Lock()
-        self.count_lock = self.lock
+        lock = threading.Lock()
+        super().__init__(*args, count_lock=lock, **kwargs)  # the count's lock too
+        self.lock = lock
 
     def enqueue(self, message: tuple) -> None:
         with self.lock:
