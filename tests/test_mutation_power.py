@@ -11,6 +11,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+from rstck.reports.repro.parsing import parsed
+
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "benchmarks" / "mutation_power.py"
 EQUIVALENTS = ROOT / "benchmarks" / "equivalent_mutants.toml"
@@ -59,7 +61,7 @@ def test_a_should_only_mutant_stays_out_of_the_ratio_and_says_whether_it_was_war
 
 def _line_in(path: Path, class_name: str, method: str, text: str) -> int:
     """The number of the line reading `text` inside `class_name.method`: the benchmark's --match names lines."""
-    tree = ast.parse(path.read_text())
+    tree = parsed(path.read_text())
     cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == class_name)
     function = next(n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == method)
     lines = path.read_text().splitlines()
@@ -83,7 +85,7 @@ def test_every_recorded_equivalent_mutant_names_code_of_the_zoo():
     entries = tomllib.loads(EQUIVALENTS.read_text())["mutant"]
     for entry in entries:
         source = (ROOT / entry["file"]).read_text()
-        assert entry["where"] in _definitions(ast.parse(source)), entry
+        assert entry["where"] in _definitions(parsed(source)), entry
         lines = [line.strip() for line in source.splitlines()]
         assert entry["before"].split(" / ")[0] in lines, entry
         assert entry["operator"].startswith("core/") and entry["after"] != entry["before"], entry
@@ -96,7 +98,7 @@ def test_only_annotations_that_are_never_evaluated_count_as_equivalent():
     sys.modules.setdefault(spec.name, script)  # its dataclasses look their module up there
     spec.loader.exec_module(script)
     body = "def total(self, n: int | None = None) -> int | None:\n    return n | 1\n"
-    lazy = script._annotation_spans(ast.parse("from __future__ import annotations\n" + body))
+    lazy = script._annotation_spans(parsed("from __future__ import annotations\n" + body))
     assert [(start[0], end[0]) for start, end in lazy] == [(2, 2), (2, 2)]
     assert not any(start <= (3, 11) <= end for start, end in lazy)  # `n | 1` is code, not an annotation
-    assert script._annotation_spans(ast.parse(body)) == []  # evaluated at definition time
+    assert script._annotation_spans(parsed(body)) == []  # evaluated at definition time

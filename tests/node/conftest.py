@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import time
+from collections.abc import Callable
 
 import pytest
 
@@ -30,21 +31,21 @@ def _node_and_no_leftover_process():
 
 
 def still_running(pids: set[int], *, grace_s: float = 10.0) -> set[int]:
-    """The pids among `pids` that are still running (or unreaped) after `grace_s`: a process stopped when its
-    check was abandoned at its deadline is reaped a moment later, by whichever thread next looks. A bound only:
-    under soak's load (six workers beside the style matrix's processes) three seconds were once not enough."""
+    """The pids among `pids`, drivers this process started, that are still running (or unreaped) after
+    `grace_s`: a process stopped when its check was abandoned at its deadline is reaped a moment later, by
+    whichever thread next looks. Only the kit's own record tells: a pid leaves it once its process is reaped, and
+    the system may give the same number to another process at once (the soak wraps the pid range), so /proc
+    would name a stranger."""
+    return still_found(lambda: pids & lifecycle.live_pids(), grace_s=grace_s)
+
+
+def still_found(find: Callable[[], set[int]], *, grace_s: float = 10.0) -> set[int]:
+    """What `find` still finds after `grace_s` (it is asked again until it finds nothing). A bound only: under
+    soak's load (six workers beside the style matrix's processes) three seconds were once not enough."""
     end = time.monotonic() + grace_s
     while True:
         lifecycle.reap(0.05)
-        running = {pid for pid in pids if pid in lifecycle.live_pids() or _exists(pid)}
-        if not running or time.monotonic() >= end:
-            return running
+        found = find()
+        if not found or time.monotonic() >= end:
+            return found
         time.sleep(0.02)
-
-
-def _exists(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-            return stat.read().split(") ", 1)[1][:1] != "Z"
-    except (FileNotFoundError, ProcessLookupError, IndexError):
-        return False

@@ -13,7 +13,7 @@ import pytest
 
 from rstck.protocols.node.driver import DRIVER
 
-from .conftest import still_running
+from .conftest import still_found
 from .helpers import REFERENCE, ROOT, here, node_target, run
 
 pytestmark = pytest.mark.node
@@ -21,7 +21,8 @@ pytestmark = pytest.mark.node
 
 def _drivers_started_by(run_mark: str) -> set[int]:
     """Driver processes whose environment carries `run_mark`: those one run started, whatever other tests, in other
-    workers, run at the same time (the drivers inherit the kit's environment)."""
+    workers, run at the same time (the drivers inherit the kit's environment); a pid the system has given to
+    another process since does not carry it."""
     found = set()
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -43,7 +44,7 @@ def test_rstck_check_says_the_reference_is_conformant():
     assert completed.returncode == 0, completed.stdout + completed.stderr
     assert completed.stdout.rstrip().endswith("conformant"), completed.stdout
     assert "fail" not in completed.stdout.split("rstck:")[-1]
-    assert not still_running(_drivers_started_by(run_mark)), "rstck check left driver processes behind"
+    assert not still_found(lambda: _drivers_started_by(run_mark)), "rstck check left driver processes behind"
 
 
 @pytest.mark.parametrize("module, options", [

@@ -29,6 +29,7 @@ from types import CodeType, FunctionType
 from typing import Any
 
 from rstck.core.evidence import importable_name
+from rstck.reports.repro.parsing import compiled, parsed
 
 FACTORIES = ("create_publisher", "create_failed_publisher", "create_subscriber", "create_whitebox_subscriber",
              "create_processor")
@@ -106,7 +107,7 @@ def _source(function: FunctionType) -> tuple[str, set[str], ast.expr] | None:
     compiling it again."""
     code = function.__code__
     try:
-        tree = ast.parse(inspect.getsource(inspect.getmodule(function)))
+        tree = parsed(inspect.getsource(inspect.getmodule(function)))
     except (OSError, TypeError, SyntaxError):
         return None
     for node in ast.walk(tree):
@@ -132,7 +133,7 @@ def _source(function: FunctionType) -> tuple[str, set[str], ast.expr] | None:
 
 def _compiled(text: str, name: str) -> CodeType | None:
     try:
-        module = compile(ast.fix_missing_locations(ast.parse(text)), "<factory>", "exec")
+        module = compiled(ast.fix_missing_locations(parsed(text)), "<factory>")
     except (SyntaxError, ValueError):
         return None
     return next((const for const in module.co_consts if isinstance(const, CodeType) and const.co_name == name), None)

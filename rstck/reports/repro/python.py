@@ -8,6 +8,7 @@ import builtins
 import pathlib
 from typing import Any
 
+from rstck.reports.repro.parsing import parsed
 from rstck.reports.repro.scenario import CannotWrite, body, label_of
 
 RUNTIME = pathlib.Path(__file__).with_name("python_runtime.py")
@@ -166,9 +167,9 @@ def runtime_for(code: str, runtime: pathlib.Path = RUNTIME) -> str:
     script for a short scenario."""
     source = runtime.read_text()
     lines = source.splitlines()
-    tree = ast.parse(source)
+    tree = parsed(source)
     defined = {node.name: node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
-    wanted, todo = set(), _names(ast.parse(code))
+    wanted, todo = set(), _names(parsed(code))
     for node in tree.body:  # what the kept statements (tables of functions, say) use is kept too
         if not isinstance(node, (ast.FunctionDef, ast.ClassDef)):
             todo |= _names(node)
