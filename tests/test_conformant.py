@@ -30,7 +30,9 @@ from .stability import stability_runs
 
 CONFORMANT = PUBLISHER_TARGETS + SUBSCRIBER_TARGETS + PROCESSOR_TARGETS
 REFERENCES = sorted(name for name, value in vars(reference_targets).items() if isinstance(value, Target))
-FUZZ_EXAMPLES = 100  # per role, in seeded runs of 50: as many as `rstck check`'s fuzz phase runs by default
+# Per role and seed: the suite runs one seed, the soak seven more (rstck check's fuzz phase runs 100 by default).
+FUZZ_EXAMPLES = 50
+FUZZ_SOAK_SEEDS = 7
 REPO = pathlib.Path(__file__).resolve().parent.parent
 
 
@@ -57,12 +59,21 @@ def test_every_check_passes_and_the_kit_breaks_no_rule(name):
 
 @pytest.mark.parametrize("name", CONFORMANT)
 def test_fuzzing_finds_nothing(name):
-    target = fresh(name)
+    assert_fuzzing_finds_nothing(fresh(name), seeds=[0])
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("name", CONFORMANT)
+def test_fuzzing_finds_nothing_in_more_seeds(name):
+    assert_fuzzing_finds_nothing(fresh(name), seeds=range(1, FUZZ_SOAK_SEEDS + 1))
+
+
+def assert_fuzzing_finds_nothing(target: Target, seeds) -> None:
     findings = []
     for role in (r for r in ROLES if r in target.capabilities):
-        for seed in range(FUZZ_EXAMPLES // 50):
-            report = run_machine(target, role, seed=seed, examples=50, steps=20, profile="rstck-ci", timeout_s=5.0,
-                                 shrink=False)
+        for seed in seeds:
+            report = run_machine(target, role, seed=seed, examples=FUZZ_EXAMPLES, steps=20, profile="rstck-ci",
+                                 timeout_s=5.0, shrink=False)
             findings += report.findings
     assert not findings, "\n\n".join(f"{f.role} {f.rule or f.kind}: {f.observed}\n{f.trace}" for f in findings)
 
