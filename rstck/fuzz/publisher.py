@@ -88,6 +88,7 @@ class PublisherMachine(FuzzMachine):
         self.calls_since_settle = 0  # the kit's calls since the target last settled (0: nothing under way)
         self.linger_next_on_subscribe = False  # the next probe lingers inside on_subscribe (rstck.core.perturb)
         self.second_threads: list = []  # the kit's second-thread calls still under way, with the rule a hang breaks
+        self.subscribe_calls: dict[str, tuple[int, int]] = {}  # probe name -> when the kit's subscribe ran (ns)
 
     # -- rules --------------------------------------------------------------------------------
 
@@ -122,7 +123,9 @@ class PublisherMachine(FuzzMachine):
     def _subscribe(self, publisher: Any, probe: ProbeSubscriber) -> None:
         session = self.session
         self.calls_since_settle += 1
+        started = time.monotonic_ns()
         session.calls.make(publisher, "subscribe", (probe,), actor=self._label(publisher), rule_if_raises="1.9")
+        self.subscribe_calls[probe.name] = (started, time.monotonic_ns())
         if not probe.subscribed:
             self.settle_target()  # an asynchronous publisher's on_subscribe
             self.calls_since_settle = 0
@@ -421,11 +424,25 @@ class PublisherMachine(FuzzMachine):
         elif probe.errors and session.error_names.range_error in {c.__name__ for c in type(probe.errors[0]).__mro__}:
             return
         elif not (watch.end_maybe_under_way
-                  and (watch.range_error_at_subscribe or self._delivered_asynchronously(probe))):
+                  and (watch.range_error_at_subscribe or self._delivered_asynchronously(probe))) \
+                and not (watch.range_error_at_subscribe and self._rejected_by_subscribe(probe)):
             # Otherwise the terminal signal may have been decided before the request: under way on another
-            # thread, or, asked from inside on_subscribe, a stream that was over already. Not where nothing
-            # was under way (settled since the kit's last call), nor where the demand fell short of the end.
+            # thread, or, asked from inside on_subscribe, a stream that was over already or a subscriber the
+            # publisher rejected. Not where nothing was under way (settled since the kit's last call), nor where
+            # the demand fell short of the end.
             session.findings.violate("3.9", expected, f"{probe.name}: {probe.observed()}", claim=claim)
+
+    def _rejected_by_subscribe(self, probe: ProbeSubscriber) -> bool:
+        """Whether the publisher's subscribe ended the subscription itself: on_error came inside the kit's subscribe
+        call, after on_subscribe had returned and at its level, not from inside a call the probe made there. A
+        publisher that cannot serve a subscriber (a unicast one's second, say) signals on_subscribe and then
+        on_error, decided before any request (1.9)."""
+        started, ended = self.subscribe_calls.get(probe.name, (0, 0))
+        trace = self.session.trace
+        return any(error.thread == subscribed.thread == self.machine_thread and error.depth == subscribed.depth
+                   and started <= subscribed.t_ns < error.t_ns <= ended  # later, at its level: on_subscribe had returned
+                   for subscribed in trace.signals_of(probe.name, "on_subscribe")
+                   for error in trace.signals_of(probe.name, "on_error"))
 
     def _delivered_asynchronously(self, probe: ProbeSubscriber) -> bool:
         """Whether a terminal signal reached `probe` other than inside one of the kit's calls."""
