@@ -10,6 +10,7 @@ Java class name or a superclass's.
 from __future__ import annotations
 
 import time
+import weakref
 from typing import Any
 
 from rstck.core.session import Session
@@ -20,8 +21,9 @@ from rstck.core.thread_states import ThreadState
 from rstck.core.verdict import BadInput, TargetError
 from rstck.protocols.jvm.errors import raised_in_call
 from rstck.protocols.jvm.process import JvmProcess, shared_jvm
-from rstck.protocols.jvm.proxies import (FLOW, REACTIVE_STREAMS, JavaElements, JavaProcessor, JavaPublisher,
-                                         JavaSubscriber, observer_proxy)
+from rstck.protocols.jvm.proxies import (FLOW, REACTIVE_STREAMS, TCK_WHITEBOX_PROBE, JavaElements, JavaProcessor,
+                                         JavaPublisher, JavaReferences, JavaSubscriber, compiled_tck_probe,
+                                         observer_proxy, tck_whitebox_probe)
 from rstck.protocols.jvm.threads import describe, java_threads, linger_state
 
 JAVA = ErrorNames("java", type_error="NullPointerException", range_error="IllegalArgumentException")
@@ -33,6 +35,9 @@ SUBSCRIBER_FACTORIES = ("createFlowSubscriber", "createSubscriber")
 # The white box without the TCK's WhiteboxSubscriberProbe: the observer is a Subscriber of the same family, told
 # each signal once processed (docs/jvm.md).
 WHITEBOX_FACTORIES = (("createWhiteboxFlowSubscriber", FLOW), ("createWhiteboxSubscriber", REACTIVE_STREAMS))
+# The JVM TCK's own white box (SubscriberWhiteboxVerification, and its Flow variant): the factory takes the TCK's
+# WhiteboxSubscriberProbe, which the kit hands as a stand-in of its own that tells the same observer.
+TCK_WHITEBOX_FACTORIES = ("createFlowSubscriber", "createSubscriber")
 PROCESSOR_FACTORIES = ("createIdentityFlowProcessor", "createIdentityProcessor")
 ELEMENT_FACTORY = "createElement(int)"
 # The JVM TCK's IdentityProcessorVerification passes its TEST_BUFFER_SIZE to createIdentityProcessor(int).
@@ -42,8 +47,17 @@ LONG_MAX = 2**63 - 1
 NOT_OBSERVABLE = {
     "2.13.surfaced": "the JVM adapter does not yet read Java's logs, standard error or uncaught-exception handlers, "
                      "where a Java publisher makes a subscriber's error known",
-    "3.13": "the JVM adapter does not yet watch the Java side drop a subscriber's reference",
 }
+
+# The kit's subscribers each JVM may still call (3.13), one registry per JVM: its targets share it.
+_REFERENCES: weakref.WeakKeyDictionary[JvmProcess, JavaReferences] = weakref.WeakKeyDictionary()
+
+
+def java_references(jvm: JvmProcess) -> JavaReferences:
+    references = _REFERENCES.get(jvm)
+    if references is None:
+        references = _REFERENCES.setdefault(jvm, JavaReferences())
+    return references
 
 
 class JvmTarget(Target):
@@ -76,18 +90,23 @@ class JvmTarget(Target):
         self.subscriber_factory = self._factory(SUBSCRIBER_FACTORIES, "")
         self.whitebox_factory = next(((name, family) for name, family in WHITEBOX_FACTORIES
                                       if f"{name}({family}Subscriber)" in self.methods), None)
+        self.whitebox_takes_tck_probe = False
+        if self.whitebox_factory is None:
+            self.whitebox_factory = self._factory(TCK_WHITEBOX_FACTORIES, TCK_WHITEBOX_PROBE)
+            self.whitebox_takes_tck_probe = self.whitebox_factory is not None
         self.processor_factory = self._factory(PROCESSOR_FACTORIES, "int")
         if not (self.publisher_factory or self.failed_factory or self.subscriber_factory or self.whitebox_factory
                 or self.processor_factory):
             raise BadInput(f"target {self.name}: the class has none of {', '.join(PUBLISHER_FACTORIES)}(long), "
                            f"{', '.join(FAILED_PUBLISHER_FACTORIES)}(), {', '.join(SUBSCRIBER_FACTORIES)}(), "
                            f"{', '.join(f'{n}({f}Subscriber)' for n, f in WHITEBOX_FACTORIES)}, "
+                           f"{', '.join(TCK_WHITEBOX_FACTORIES)}(WhiteboxSubscriberProbe), "
                            f"{', '.join(PROCESSOR_FACTORIES)}(int)")
         instance = self._instance(jvm)
         self.max_elements = self._max_elements(instance)
         self.recursion_bound = self._long_or_none(instance, "boundedDepthOfOnNextAndRequestRecursion")
         self.capabilities = frozenset(
-            {"null_arguments", "call_depth", "threads"}
+            {"null_arguments", "call_depth", "threads", "identity"}
             | ({"publisher"} if self.publisher_factory else set())
             | ({"failed_publisher"} if self.failed_factory else set())
             | ({"subscriber"} if self.subscriber_factory or self.whitebox_factory else set())
@@ -124,12 +143,17 @@ class JvmTarget(Target):
     # -- the checks' JVM ------------------------------------------------------------------------
 
     def prepare(self) -> None:
-        shared_jvm(self.classpath)  # started outside every check's deadline
+        shared_jvm(self.classpath)  # started, and the TCK probe's stand-in compiled, outside every check's deadline
+        if self.whitebox_takes_tck_probe:
+            compiled_tck_probe(self.classpath)
 
     def jvm(self) -> JvmProcess:
         return shared_jvm(self.classpath)
 
     def not_observable(self, rule: str) -> str | None:
+        if rule == "3.13" and not java_references(self.jvm()).collects_on_request(self.jvm().bridge):
+            return ("the JVM does not collect garbage when asked (System.gc() is disabled, as -XX:+DisableExplicitGC "
+                    "does): whether a publisher dropped its subscriber cannot be seen")
         return NOT_OBSERVABLE.get(rule)
 
     def session_abandoned(self, session: Session) -> None:
@@ -139,8 +163,10 @@ class JvmTarget(Target):
     def call_not_made(self, exc: BaseException, call: str) -> Exception | None:
         from py4j.protocol import Py4JNetworkError
 
-        if isinstance(exc, Py4JNetworkError):
-            return TargetError(f"the JVM ended or stopped answering during {call}: {exc}")
+        # The JVM gone (a hang's deadline stops it): py4j says so as Py4JNetworkError, or, when the connection is
+        # refused at once, as the socket's own error. Neither is the call raising.
+        if isinstance(exc, (Py4JNetworkError, ConnectionError)):
+            return TargetError(f"the JVM ended or stopped answering during {call}: {exc!r}")
         return None
 
     def make_settler(self, trace: Trace) -> Settler:
@@ -180,6 +206,12 @@ class JvmTarget(Target):
             return super().new_processor(session)
         return self._made(session, *self.processor_factory, (PROCESSOR_BUFFER_SIZE,), role="processor")
 
+    def _observer_for_java(self, jvm: JvmProcess, observer: Any, family: str, elements: JavaElements) -> Any:
+        """The white-box observer as the factory takes it: a Subscriber of the family, or the JVM TCK's probe."""
+        if self.whitebox_takes_tck_probe:
+            return tck_whitebox_probe(jvm, observer, elements)
+        return observer_proxy(jvm.bridge, observer, family, elements)
+
     def _made(self, session: Session, factory: str, family: str, args: tuple, role: str = "publisher") -> Any:
         """Call a factory on a fresh instance; what it throws or returns instead of the role's object is the
         target's. A subscriber's or processor's elements are made by the same instance's createElement(int)."""
@@ -189,7 +221,7 @@ class JvmTarget(Target):
             with session.calls.underway(call, "", factory):
                 instance = self._instance(jvm)
                 elements = JavaElements(instance if ELEMENT_FACTORY in self.methods else None)
-                java_args = tuple(observer_proxy(jvm.bridge, arg, family, elements) if role == "subscriber" else arg
+                java_args = tuple(self._observer_for_java(jvm, arg, family, elements) if role == "subscriber" else arg
                                   for arg in args)
                 made = getattr(instance, factory)(*java_args)
         except BadInput as exc:
@@ -203,9 +235,9 @@ class JvmTarget(Target):
         if role == "subscriber":
             stand_in = JavaSubscriber(jvm.bridge, made, family, elements)
         elif role == "processor":
-            stand_in = JavaProcessor(jvm.bridge, made, family, elements)
+            stand_in = JavaProcessor(jvm.bridge, made, family, elements, java_references(jvm))
         else:
-            stand_in = JavaPublisher(jvm.bridge, made, family)
+            stand_in = JavaPublisher(jvm.bridge, made, family, references=java_references(jvm))
         session.evidence.made(stand_in, factory, args, role)
         return stand_in
 
@@ -224,6 +256,21 @@ class JvmSettler(Settler):
         self.target = target
 
     def settle(self, deadline: float) -> SettleOutcome:
+        outcome = self._settle(deadline)
+        if outcome.method != "violation":
+            self._release_collected()
+        return outcome
+
+    def _release_collected(self) -> None:
+        """3.13: once settled after the kit let go of a cancelled subscription, the JVM collects garbage and the
+        kit lets go of the subscribers Java no longer references (rstck.protocols.jvm.proxies.JavaReferences): a
+        subscriber the publisher dropped is then collectable in Python too, and one it kept is still held."""
+        jvm = self.target.jvm()
+        references = java_references(jvm)
+        if references.collection_due():
+            references.release_collected(jvm.bridge)
+
+    def _settle(self, deadline: float) -> SettleOutcome:
         started = time.monotonic()
         bridge = self.target.jvm().bridge
         snapshot, stable_since = None, started

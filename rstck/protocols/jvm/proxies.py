@@ -10,12 +10,28 @@ stand-in of the Java exception (`errors`).
 The other way round, for the subscriber and processor roles: a Java subscriber or processor is a Python stand-in
 the kit's source signals (`JavaSubscriber`, `JavaProcessor`), and the kit's subscription reaches Java as a proxy
 implementing the family's Subscription (`SubscriptionProxy`); the elements the kit sends are made by the class's
-`createElement(int)` where it has one (`JavaElements`), and are told apart again when they come back."""
+`createElement(int)` where it has one (`JavaElements`), and are told apart again when they come back.
+
+3.13: a Java publisher's reference to a kit subscriber is a reference to the subscriber's py4j proxy, which py4j's
+pool keeps alive on the Python side until Java finalizes it (deprecated, and late). So the kit's proxy holds its
+subscriber weakly, `JavaReferences` holds it strongly, and the bridge watches the very Java proxy a publisher was
+handed through a Java WeakReference: once Java collected it (`RstckJvmBridge.released`), the kit lets go of the
+subscriber, and nothing of the kit's or py4j's keeps it reachable any more."""
 
 from __future__ import annotations
 
+import collections
+import hashlib
+import itertools
+import os
+import shutil
+import subprocess
+import threading
+import weakref
 from typing import Any
 
+from rstck.core.install_cache import cache_directory
+from rstck.core.verdict import BadInput
 from rstck.protocols.jvm.errors import from_java, raised_in_call, thrown_in_java
 
 FLOW = "java.util.concurrent.Flow$"
@@ -47,38 +63,151 @@ class JavaObjectStandIn:
             raise raised_in_call(self._bridge, exc) from None
 
 
+class HeldByJava:
+    """A kit subscriber a Java publisher was handed and may still call: kept until the JVM has collected the proxy
+    it was handed as (3.13 names this class as what still holds a subscriber Java did not let go of)."""
+
+    __slots__ = ("subscriber",)
+
+    def __init__(self, subscriber: Any):
+        self.subscriber = subscriber
+
+
+class JavaReferences(dict):
+    """What a JVM may still call of the kit's subscribers, by the key the bridge watches their Java proxy under
+    (`HeldByJava`; one registry per JVM). Each entry is made as its subscriber is subscribed, inside the check, so
+    a collection during the check sees it (the runner freezes what came before).
+
+    The JVM is asked (`release_collected`, at a settle) once the kit let go of a cancelled Java subscription
+    (3.13's check: the subscriber should be collectable then), and after every COLLECT_EVERY subscriptions, so that
+    neither side keeps for long what the other dropped."""
+
+    COLLECT_EVERY = 1000
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._keys = itertools.count(1)
+        self._lock = threading.Lock()
+        self._since_collected = 0
+        self._let_go: collections.deque[str] = collections.deque()  # py4j ids of cancelled subscriptions let go of
+        self._collects: bool | None = None
+
+    def hold(self, subscriber: Any) -> int:
+        with self._lock:
+            key = next(self._keys)
+            self[key] = HeldByJava(subscriber)
+            self._since_collected += 1
+            return key
+
+    def subscription_let_go(self, object_id: str) -> None:
+        self._let_go.append(object_id)  # called by a finalizer: no lock, no call into Java
+
+    def forget(self, key: int) -> None:
+        """Java finalized the subscriber's proxy and py4j let go of it: so does the kit."""
+        with self._lock:
+            self.pop(key, None)
+
+    def collection_due(self) -> bool:
+        return bool(self._let_go) or self._since_collected >= self.COLLECT_EVERY
+
+    def collects_on_request(self, bridge: Any) -> bool:
+        """Whether the JVM collects garbage when asked (not with -XX:+DisableExplicitGC): found out once."""
+        if self._collects is None:
+            self._collects = self.release_collected(bridge)
+        return self._collects
+
+    def release_collected(self, bridge: Any) -> bool:
+        """Ask the JVM to collect garbage, and let go of the subscribers whose proxies it collected; False when it
+        did not collect (System.gc() disabled).
+
+        Java is first told of the Java objects the kit dropped: py4j tells it from a worker thread that polls once a
+        second, and until then Java keeps them (a cancelled subscription the kit let go of, and through it the
+        subscriber). A cancelled subscription is released here, on this thread, so that no send of the worker's
+        can still be on its way; the rest of the worker's queue is sent here too."""
+        client = bridge._gateway_client
+        while True:
+            try:
+                object_id = self._let_go.popleft()
+            except IndexError:
+                break
+            _release_in_java(client, object_id)
+        pending = getattr(client, "finalizer_deque", None)  # py4j's ClientServer: (client, object id) tasks
+        while pending:
+            try:
+                task = pending.pop()
+            except IndexError:
+                break
+            if not isinstance(task, tuple):  # the worker's shutdown mark: left for it
+                pending.append(task)
+                break
+            _release_in_java(*task)
+        keys = bridge.released()
+        if keys is None:
+            return False
+        with self._lock:
+            self._since_collected = 0
+            for key in keys.split():
+                self.pop(int(key), None)
+        return True
+
+
+def _release_in_java(client: Any, object_id: str) -> None:
+    # py4j's JavaClient sends at once with enqueue=False; a plain GatewayClient takes no such argument.
+    try:
+        client.garbage_collect_object(object_id, False)
+    except TypeError:
+        client.garbage_collect_object(object_id)
+
+
 class JavaSubscription(JavaObjectStandIn):
-    __slots__ = ()
+    __slots__ = ("_references", "_cancelled")
+
+    def __init__(self, bridge: Any, java_object: Any, references: JavaReferences | None = None):
+        super().__init__(bridge, java_object)
+        self._references = references
+        self._cancelled = False
 
     def request(self, n: int) -> None:
         # Java's request takes a long: a demand beyond one is the largest long of its sign (3.17: unbounded).
         self._call("request", max(min(n, LONG_MAX), LONG_MIN))
 
     def cancel(self) -> None:
-        self._call("cancel")
+        try:
+            self._call("cancel")
+        finally:
+            if self._references is not None and not self._cancelled:
+                # Once the kit drops this handle (3.13's check lets go of a cancelled subscription), the next
+                # settle releases it in Java and asks the JVM which subscribers it still references.
+                weakref.finalize(self, self._references.subscription_let_go, self.java_object._get_object_id())
+            self._cancelled = True
 
 
 class JavaPublisher(JavaObjectStandIn):
-    """A Java publisher: `subscribe` hands Java a proxy of the kit's subscriber (one per subscriber, so the same
-    subscriber stays equal to itself in Java), or Java's null."""
+    """A Java publisher: `subscribe` hands Java a new proxy of the kit's subscriber through the bridge, which
+    watches it (3.13: `JavaReferences`), or Java's null. The proxies of one subscriber are equal in Java."""
 
-    __slots__ = ("_family", "_proxies", "_elements")
+    __slots__ = ("_family", "_elements", "_references")
 
-    def __init__(self, bridge: Any, java_object: Any, family: str, elements: JavaElements | None = None):
+    def __init__(self, bridge: Any, java_object: Any, family: str, elements: JavaElements | None = None,
+                 references: JavaReferences | None = None):
         super().__init__(bridge, java_object)
         self._family = family
-        self._proxies: dict[int, SubscriberProxy] = {}
         self._elements = elements
+        self._references = references
 
     def subscribe(self, subscriber: Any) -> None:
-        if subscriber is None:
-            self._call("subscribe", None)
+        if subscriber is None or self._references is None:
+            self._call("subscribe", None if subscriber is None else subscriber_proxy(
+                self._bridge, subscriber, self._family, self._elements))
             return
-        proxy = self._proxies.get(id(subscriber))
-        if proxy is None or proxy.subscriber is not subscriber:
-            proxy = self._proxies[id(subscriber)] = subscriber_proxy(self._bridge, subscriber, self._family,
-                                                                     self._elements)
-        self._call("subscribe", proxy)
+        key = self._references.hold(subscriber)
+        proxy = subscriber_proxy(self._bridge, subscriber, self._family, self._elements, self._references)
+        # The proxy lives in py4j's pool as long as Java has not finalized it; when it goes, so does the key.
+        weakref.finalize(proxy, self._references.forget, key)
+        try:
+            self._bridge.subscribe(self.java_object, proxy, key, self._family)
+        except Exception as exc:  # noqa: BLE001 - the implementation's throwable, as its stand-in
+            raise raised_in_call(self._bridge, exc) from None
 
 
 class JavaElements:
@@ -189,8 +318,9 @@ class JavaProcessor(_SubscriberSide, JavaPublisher):
 
     __slots__ = ("_subscriptions",)
 
-    def __init__(self, bridge: Any, java_object: Any, family: str, elements: JavaElements):
-        super().__init__(bridge, java_object, family, elements)
+    def __init__(self, bridge: Any, java_object: Any, family: str, elements: JavaElements,
+                 references: JavaReferences | None = None):
+        super().__init__(bridge, java_object, family, elements, references)
         self._subscriptions: dict[int, SubscriptionProxy] = {}
 
 
@@ -227,12 +357,22 @@ class ObserverProxy:
 
 
 class SubscriberProxy:
-    """A kit subscriber as Java sees it (made by `subscriber_proxy`, which sets the Java interface)."""
+    """A kit subscriber as Java sees it (made by `subscriber_proxy`, which sets the Java interface). With
+    `references`, the subscriber is held there and only weakly here (3.13: `JavaReferences`)."""
 
-    def __init__(self, bridge: Any, subscriber: Any, elements: JavaElements | None = None):
+    def __init__(self, bridge: Any, subscriber: Any, elements: JavaElements | None = None,
+                 references: JavaReferences | None = None):
         self._bridge = bridge
-        self.subscriber = subscriber
         self._elements = elements
+        self._references = references
+        try:
+            self._subscriber = weakref.ref(subscriber) if references is not None else (lambda: subscriber)
+        except TypeError:  # not weakly referable: held here too
+            self._subscriber = lambda: subscriber
+
+    @property
+    def subscriber(self) -> Any:
+        return self._subscriber()
 
     def _forward(self, call: Any, *args: Any) -> None:
         try:
@@ -241,7 +381,7 @@ class SubscriberProxy:
             raise thrown_in_java(self._bridge, exc) from None
 
     def onSubscribe(self, subscription: Any) -> None:  # noqa: N802 - Java's names
-        stand_in = None if subscription is None else JavaSubscription(self._bridge, subscription)
+        stand_in = None if subscription is None else JavaSubscription(self._bridge, subscription, self._references)
         self._forward(self.subscriber.on_subscribe, stand_in)
 
     def onNext(self, item: Any) -> None:  # noqa: N802
@@ -277,10 +417,10 @@ def _java_proxy_class(base: type, family: str, interface: str) -> type:
     return cls
 
 
-def subscriber_proxy(bridge: Any, subscriber: Any, family: str,
-                     elements: JavaElements | None = None) -> SubscriberProxy:
+def subscriber_proxy(bridge: Any, subscriber: Any, family: str, elements: JavaElements | None = None,
+                     references: JavaReferences | None = None) -> SubscriberProxy:
     """A Java proxy of `subscriber`, implementing `family`'s Subscriber interface."""
-    return _java_proxy_class(SubscriberProxy, family, "Subscriber")(bridge, subscriber, elements)
+    return _java_proxy_class(SubscriberProxy, family, "Subscriber")(bridge, subscriber, elements, references)
 
 
 def subscription_proxy(bridge: Any, subscription: Any, family: str) -> SubscriptionProxy:
@@ -291,3 +431,42 @@ def subscription_proxy(bridge: Any, subscription: Any, family: str) -> Subscript
 def observer_proxy(bridge: Any, observer: Any, family: str, elements: JavaElements) -> ObserverProxy:
     """A Java proxy of the kit's white-box `observer`, implementing `family`'s Subscriber interface."""
     return _java_proxy_class(ObserverProxy, family, "Subscriber")(bridge, observer, elements)
+
+
+# The JVM TCK's white-box probe: a class of the TCK's, so the kit's stand-in for it is a Java subclass compiled
+# against the user's classpath (which has the TCK wherever a class takes that probe).
+TCK_WHITEBOX_PROBE = "org.reactivestreams.tck.SubscriberWhiteboxVerification$WhiteboxSubscriberProbe"
+_TCK_PROBE_SOURCE = os.path.join(os.path.dirname(__file__), "RstckTckWhiteboxProbe.java")
+_TCK_PROBE_CLASS = "RstckTckWhiteboxProbe"
+
+
+def tck_whitebox_probe(jvm: Any, observer: Any, elements: JavaElements) -> Any:
+    """A WhiteboxSubscriberProbe of the JVM TCK's that tells the kit's white-box `observer` what the subscriber
+    registers (RstckTckWhiteboxProbe.java): its registerOnSubscribe(puppet) is the observer's onSubscribe."""
+    directory = compiled_tck_probe(jvm.classpath)
+    return jvm.bridge.newHelper(directory, _TCK_PROBE_CLASS, observer_proxy(jvm.bridge, observer, FLOW, elements))
+
+
+def compiled_tck_probe(classpath: list[str]) -> str:
+    """The directory holding RstckTckWhiteboxProbe compiled against `classpath`, compiled once per source and
+    classpath into the kit's cache directory; BadInput when javac cannot compile it there (no TCK)."""
+    from rstck.protocols.jvm.process import java_tool
+
+    with open(_TCK_PROBE_SOURCE, "rb") as source:
+        digest = hashlib.sha256(source.read() + os.pathsep.join(classpath).encode()).hexdigest()[:16]
+    directory = os.path.join(cache_directory(), "jvm-tck-probe", digest)
+    if os.path.isfile(os.path.join(directory, _TCK_PROBE_CLASS + ".class")):
+        return directory
+    staging = f"{directory}.{os.getpid()}.tmp"
+    os.makedirs(staging, exist_ok=True)
+    compiled = subprocess.run([java_tool("javac"), "-nowarn", "-cp", os.pathsep.join(classpath), "-d", staging,
+                               _TCK_PROBE_SOURCE], capture_output=True, text=True)
+    if compiled.returncode != 0:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise BadInput("javac could not compile the kit's stand-in for the JVM TCK's WhiteboxSubscriberProbe against "
+                       f"the classpath (is reactive-streams-tck on it?): {compiled.stderr.strip()[:500]}")
+    try:
+        os.replace(staging, directory)  # whole or not at all; another process may have won the race
+    except OSError:
+        shutil.rmtree(staging, ignore_errors=True)
+    return directory

@@ -1,6 +1,7 @@
 """The implementation's Java threads as settling and lingering read them: one call into the bridge, which reads them
 through java.lang.management.ThreadMXBean (RstckJvmBridge.threadStates). The calling Java thread is left out: made
-from inside a callback, the call runs on the Java thread that made the callback (pinned threads), the caller's own."""
+from inside a callback, the call runs on the Java thread that made the callback (pinned threads), the caller's own.
+So are the JVM's, py4j's and, on Spark's JVM, Spark's (rstck.protocols.jvm.process.SparkJvm)."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 public final class Processors {
-    enum Fault { NONE, DROPS_AN_ELEMENT, ERROR_SWALLOWED }
+    enum Fault { NONE, DROPS_AN_ELEMENT, ERROR_SWALLOWED, KEEPS_UPSTREAM_OPEN }
 
     /** The JVM TCK's factory names, for one fault. */
     public abstract static class Factory {
@@ -28,6 +28,8 @@ public final class Processors {
     public static final class Drain extends Factory { public Drain() { super(Fault.NONE); } }
     public static final class DropsAnElement extends Factory { public DropsAnElement() { super(Fault.DROPS_AN_ELEMENT); } }
     public static final class ErrorSwallowed extends Factory { public ErrorSwallowed() { super(Fault.ERROR_SWALLOWED); } }
+    public static final class KeepsUpstreamOpen extends Factory {
+        public KeepsUpstreamOpen() { super(Fault.KEEPS_UPSTREAM_OPEN); } }
 
     static final class DrainProcessor implements Flow.Processor<Integer, Integer> {
         final int bufferSize, replenishAt;
@@ -141,6 +143,7 @@ public final class Processors {
             if (cancelled) {
                 queue.clear();
                 cancelUpstream(up);
+                downstream = null;  // 3.13: a subscriber that cancelled is dropped
                 return;
             }
             if (down == null) return;
@@ -170,6 +173,7 @@ public final class Processors {
             }
             if (done && queue.isEmpty() && !cancelled) {
                 terminated = true;
+                downstream = null;  // ended: nothing more goes to it
                 Throwable failure = error;
                 if (failure != null) down.onError(failure); else down.onComplete();
             }
@@ -182,7 +186,7 @@ public final class Processors {
         }
 
         private void cancelUpstream(Flow.Subscription up) {
-            if (up != null && !upstreamCancelled && !done) {
+            if (up != null && !upstreamCancelled && !done && fault != Fault.KEEPS_UPSTREAM_OPEN) {
                 upstreamCancelled = true;
                 up.cancel();  // 2.6: a single-use processor whose subscriber is gone has no use for its upstream
             }

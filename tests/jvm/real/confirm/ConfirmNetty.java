@@ -1,5 +1,6 @@
 // Shows, without the kit, what Netty's HandlerPublisher does where `rstck check 'jvm:NettyPublishers$Handler'`
-// gives a verdict other than pass, and why HandlerSubscriber's 2.8 is n/a in `jvm:NettySubscribers$Handler`. Each publisher is the last handler of a real LocalChannel, on its event loop;
+// gives a verdict other than pass (the fuzz phase's 3.9 included), and why HandlerSubscriber's 2.8 is n/a in
+// `jvm:NettySubscribers$Handler`. Each publisher is the last handler of a real LocalChannel, on its event loop;
 // the handler before it stands for the network (a LocalChannel drops unread messages when its peer closes, so
 // the server cannot send the stream's end itself). Run (a JDK 11 or later, Debian's netty-reactive-streams and netty 4.1):
 //   java -cp /usr/share/java/reactive-streams.jar:/usr/share/java/netty-reactive-streams.jar:\
@@ -37,7 +38,7 @@ public class ConfirmNetty {
     static final LocalAddress SERVER = new LocalAddress("confirm-netty");
 
     /** Records every signal with the thread it came on; `throwOnNext` makes onNext throw, as 2.13 forbids. */
-    static final class Recorder implements Subscriber<Long> {
+    static class Recorder implements Subscriber<Long> {
         final List<String> signals = Collections.synchronizedList(new ArrayList<>());
         final CountDownLatch subscribed = new CountDownLatch(1);
         final CountDownLatch terminated = new CountDownLatch(1);
@@ -114,6 +115,28 @@ public class ConfirmNetty {
         allSeen &= second.signals.size() == 2 && second.last().startsWith(
                 "onError(java.lang.IllegalStateException: This publisher only supports one subscriber)");
         first.subscription().cancel();
+
+        // 3.9, the fuzz phase's finding (the kit's error, docs/jvm.md): a rejected subscriber that calls request(0)
+        // inside onSubscribe gets the same rejection. Its onError was decided before onSubscribe was called: the
+        // subscription handed to it (HandlerPublisher$1) ignores every request, as a failed publisher's may.
+        HandlerPublisher<Long> taken = publisherOf(4);
+        Recorder served = new Recorder(false);
+        taken.subscribe(served);
+        served.subscription();
+        Recorder asksZero = new Recorder(false) {
+            @Override public void onSubscribe(Subscription s) {
+                super.onSubscribe(s);
+                s.request(0);
+                signals.add("request(0) returned" + on());
+            }
+        };
+        taken.subscribe(asksZero);
+        asksZero.terminated.await(10, TimeUnit.SECONDS);
+        System.out.println("3.9 (fuzz) rejected, not a range error: a second subscriber that called request(0) in "
+                + "onSubscribe got " + asksZero.signals);
+        allSeen &= asksZero.signals.size() == 3 && asksZero.last().equals(
+                "onError(java.lang.IllegalStateException: This publisher only supports one subscriber) on " + caller);
+        served.subscription().cancel();
 
         // 2.13: onNext throws; the rule wants the subscription considered cancelled, so no further signal.
         HandlerPublisher<Long> publisher = publisherOf(4);
