@@ -72,7 +72,23 @@ def compiled_bridge() -> str:
     return directory
 
 
-class JvmProcess:
+class _ClassHandles:
+    """Class handles by full name, cached: an uncached lookup through py4j costs up to milliseconds (on Spark's JVM,
+    py4j finds the user's classes through the kit's loader)."""
+
+    jvm: Any
+    _classes: dict[str, Any]
+
+    def java_class(self, name: str) -> Any:
+        found = self._classes.get(name)
+        if found is None:
+            found = self._classes[name] = self.jvm
+            for part in name.split("."):
+                found = getattr(found, part)
+        return found
+
+
+class JvmProcess(_ClassHandles):
     """A JVM started for the kit and the py4j ClientServer talking to it. `bridge` is the kit's Java object
     there; `jvm` the py4j view of its packages. Ends when `stop()` is called or when this process ends (the
     JVM exits when its stdin closes)."""
@@ -115,15 +131,6 @@ class JvmProcess:
             raise BadInput(f"the JVM did not start: {error.strip()[:500]}")
         return int(line.split()[1])
 
-    def java_class(self, name: str) -> Any:
-        """A class handle by its full name (cached: an uncached lookup costs up to milliseconds)."""
-        found = self._classes.get(name)
-        if found is None:
-            found = self._classes[name] = self.jvm
-            for part in name.split("."):
-                found = getattr(found, part)
-        return found
-
     @property
     def alive(self) -> bool:
         return not self.stopped and self.child.poll() is None and self.pid == os.getpid()
@@ -141,7 +148,7 @@ class JvmProcess:
             pass
 
 
-class SparkJvm:
+class SparkJvm(_ClassHandles):
     """The JVM of the Spark session this process started, lent to the kit, one per JVM: the kit's bridge is loaded
     there by a class loader whose parent is Spark's (py4j's classes come from Spark's jars), and each classpath the
     kit is given joins one loader of the user's classes over it (RstckJvmBridge.addClasspath), through which py4j
@@ -176,15 +183,6 @@ class SparkJvm:
         if added:
             self.bridge.addClasspath(os.pathsep.join(added))
             self.classpath += added
-
-    def java_class(self, name: str) -> Any:
-        """A class handle by its full name: py4j finds the user's classes through the kit's loader (cached)."""
-        found = self._classes.get(name)
-        if found is None:
-            found = self._classes[name] = self.jvm
-            for part in name.split("."):
-                found = getattr(found, part)
-        return found
 
     @property
     def alive(self) -> bool:
