@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from time import monotonic_ns as trace_clock_ns  # the clock of the trace's records
 from typing import Any
 
 from hypothesis import strategies as st
@@ -123,9 +124,9 @@ class PublisherMachine(FuzzMachine):
     def _subscribe(self, publisher: Any, probe: ProbeSubscriber) -> None:
         session = self.session
         self.calls_since_settle += 1
-        started = time.monotonic_ns()
+        started = trace_clock_ns()
         session.calls.make(publisher, "subscribe", (probe,), actor=self._label(publisher), rule_if_raises="1.9")
-        self.subscribe_calls[probe.name] = (started, time.monotonic_ns())
+        self.subscribe_calls[probe.name] = (started, trace_clock_ns())
         if not probe.subscribed:
             self.settle_target()  # an asynchronous publisher's on_subscribe
             self.calls_since_settle = 0
