@@ -136,7 +136,7 @@ def test_a_failure_is_shrunk_to_a_short_trace_that_its_blob_replays_exactly():
     assert again.examples == 1
 
 
-@pytest.mark.parametrize("budget", [300, 40, 8])
+@pytest.mark.parametrize("budget", [pytest.param(300, marks=pytest.mark.soak), 40, 8])  # 300: the soak's
 def test_the_budget_bounds_every_example_shrinking_included(budget):
     # seed 3 finds the 3.9 violation within 8 examples
     report = run_machine(ignores_zero, "publisher", seed=3, examples=100, steps=30, profile="rstck-default",

@@ -20,7 +20,8 @@ def pytest_collection_modifyitems(items):
     for item in items:
         if str(item.fspath).startswith(os.path.dirname(__file__)):
             item.add_marker(pytest.mark.jvm)
-            item.add_marker(pytest.mark.xdist_group("jvm"))  # one JVM per xdist worker
+            if item.get_closest_marker("xdist_group") is None:  # Spark's tests keep to the worker with the session
+                item.add_marker(pytest.mark.xdist_group("jvm"))  # the JVM tests share one worker's JVM and classes
 
 
 @pytest.fixture(scope="session")

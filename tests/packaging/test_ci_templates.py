@@ -89,10 +89,12 @@ def run_gitlab_job(project: Path, venv: Venv, settings: dict[str, str], builds_d
 RUNNERS = {"github-actions.yml": run_github_workflow, "gitlab-ci.yml": run_gitlab_job}
 
 
-@pytest.fixture(scope="module", params=sorted(RUNNERS))
+@pytest.fixture(scope="module", params=[pytest.param(name, marks=[pytest.mark.soak] if name != "github-actions.yml" else [])
+                                        for name in sorted(RUNNERS)])
 def template_venv(request, wheelhouse, tmp_path_factory) -> tuple[str, Venv]:
     """Each template installs into a fresh venv of its own (as the runner's fresh Python would be), which both of
-    its runs share: the second run's installs find everything there."""
+    its runs share: the second run's installs find everything there. The suite runs the GitHub template; the soak
+    runs the GitLab one as well (the same steps, another runner's variables)."""
     return request.param, new_venv(tmp_path_factory.mktemp("runner") / "venv", wheelhouse)
 
 
