@@ -701,8 +701,8 @@ def test_the_fuzzer_charges_no_3_9_to_a_subscriber_the_publisher_rejected():
 
     target = InProcessTarget(create_publisher=SingleUse, name="single-use publisher")
     found: set[str] = set()
-    for seed in range(3):  # seed 0 of `rstck fuzz` charged 3.9 within its first 200 examples
-        report = run_machine(target, "publisher", seed=seed, examples=200, steps=20, profile="rstck-ci",
+    for seed in range(3):  # on the kit before the fix, seed 2 charged 3.9 within 50 examples
+        report = run_machine(target, "publisher", seed=seed, examples=50, steps=20, profile="rstck-ci",
                              timeout_s=2.0, shrink=False)
         found |= {f.rule for f in report.findings}
     assert found == set()
