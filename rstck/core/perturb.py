@@ -100,13 +100,17 @@ def linger(session: Any, *, why: str = "", actor: str | None = None) -> None:
         states = {**read_states(threads), **outside}
         kinds = {state.kind for state in states.values()}
         now = time.monotonic()
-        if kinds <= {"ended", "parked"}:
-            return _done(session, "idle", started, why)
         where = {ident: s.where for ident, s in states.items() if s.kind == "blocked"}
         if where != stable_where:
             stable_where, stable_since = where, now
-        if kinds <= {"ended", "parked", "blocked"} and now - stable_since >= BLOCKED_STABLE_S:
-            return _done(session, "blocked", started, why)
+        idle = kinds <= {"ended", "parked"}
+        held_s = max([BLOCKED_STABLE_S] + [s.held_s for s in states.values() if s.kind == "blocked"])
+        if idle or (kinds <= {"ended", "parked", "blocked"} and now - stable_since >= held_s):
+            # A signal that came while the states were read (slow across a process: a JVM's) ended the linger
+            # first: the thread that sent it may read as blocked, waiting for the signal to return.
+            if len(trace) != seen and _target_acted(session, seen, actor):
+                return _done(session, "signal", started, why)
+            return _done(session, "idle" if idle else "blocked", started, why)
         if now >= end:
             return _done(session, "bound", started, why)
         timers = [s.due_s for s in states.values() if s.kind == "timer"]

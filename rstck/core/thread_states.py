@@ -53,6 +53,7 @@ class ThreadState:
     kind: str
     due_s: float = 0.0
     where: tuple = ()  # the innermost frame's code and position, to tell that a blocked thread stayed put
+    held_s: float = 0.0  # how long a blocked thread must stay put before a linger takes it as held up (0: its own)
 
 
 ENDED = ThreadState("ended")

@@ -38,6 +38,9 @@ def describe(threads: list[JavaThread]) -> str:
 # A Java thread on a timer is waited for by a linger as a Python one is; its due time is not read, so it is looked
 # at again this soon.
 TIMER_LOOK_S = 0.001
+# A Java thread inside a call to the kit may be a signal still on its way to the lingering probe (a socket exchange,
+# slow on a loaded machine): a linger takes it as held up only once it has stayed there this long.
+CALLBACK_HELD_S = 0.1
 
 
 def linger_state(thread: JavaThread) -> ThreadState:
@@ -50,4 +53,5 @@ def linger_state(thread: JavaThread) -> ThreadState:
         return RUNNING
     if thread.kind == "timer":
         return ThreadState("timer", due_s=TIMER_LOOK_S)
-    return ThreadState("blocked", where=(thread.kind, thread.where, thread.waits))
+    return ThreadState("blocked", where=(thread.kind, thread.where, thread.waits),
+                       held_s=CALLBACK_HELD_S if thread.kind == "callback" else 0.0)
