@@ -54,3 +54,38 @@ def test_a_subscriber_at_an_earlier_ones_address_is_met_in_every_run():
             result = run_check(checks[0].check, checks[0].target, timeout_s=case.timeout_s)
             assert result.verdict is verdict, result.trace
     assert "3 of the subscribers came at an earlier one's address" in result.trace
+
+
+def test_a_guard_on_an_executor_answers_a_non_positive_request_made_inside_on_next_before_more_elements():
+    """The soak's fuzzing found `executor_delivery` finishing its stream after a request(-1) made inside on_next: the
+    drain under way delivered the demand asked for after it, then completed, and on_error never came (3.9)."""
+    import concurrent.futures
+    import threading
+
+    from .zoo import publishers as p
+
+    signals, ended = [], threading.Event()
+
+    class Subscriber:
+        def on_subscribe(self, subscription):
+            self.subscription = subscription
+            subscription.request(2)
+
+        def on_next(self, item):
+            signals.append(item)
+            self.subscription.request(-1 if item == 0 else 2**62)  # the second asks for everything
+
+        def on_error(self, error):
+            signals.append("on_error")
+            ended.set()
+
+        def on_complete(self):
+            signals.append("on_complete")
+            ended.set()
+
+    with concurrent.futures.ThreadPoolExecutor(1) as executor:
+        publisher = p.Publisher(5, executor=executor)
+        publisher.subscription = p.ExecutorSubscription
+        publisher.subscribe(Subscriber())
+        assert ended.wait(5)
+    assert signals[-1] == "on_error" and "on_complete" not in signals, signals

@@ -52,13 +52,17 @@ class Subscription:
             return
         self.draining = True
         try:
-            while not self.done and self.demand > 0 and self.lookahead is not _END:
+            while not self.done and self.demand > 0 and self.lookahead is not _END and not self.halted():
                 self.use_demand()
                 self.emit(self.take())
-            if not self.done and self.lookahead is _END:
+            if not self.done and self.lookahead is _END and not self.halted():
                 self.terminate(lambda s: s.on_complete())
         finally:
             self.draining = False
+
+    def halted(self) -> bool:
+        """Whether delivery stops for a signal still to be sent (a deferred on_error, say)."""
+        return False
 
     def take(self):
         item, self.lookahead = self.lookahead, next(self.source, _END)
@@ -532,6 +536,11 @@ class ExecutorSubscription(Subscription):
             self.scheduled = False
         if not self.done and (self.rejection is not None or (self.demand > 0 and self.lookahead is not _END)):
             self.schedule()  # demand (or a request(0)) that arrived while this task was finishing
+
+    def halted(self) -> bool:
+        # A request(n <= 0) made inside on_next, during this task's drain, stops it: the next task sends on_error,
+        # and no element or on_complete may go out first on demand made after it (3.9; found by the fuzzer).
+        return self.rejection is not None
 
     def started(self) -> None:
         self.subscribed = True
