@@ -19,9 +19,9 @@ def pytest_configure(config):
 def pytest_collection_modifyitems(items):
     for item in items:
         if str(item.fspath).startswith(os.path.dirname(__file__)):
-            # No xdist group of their own: each worker starts one JVM at its first JVM test and compiles the classes
-            # once, and the JVM tests spread over the workers like any other.
             item.add_marker(pytest.mark.jvm)
+            if item.get_closest_marker("xdist_group") is None:  # Spark's tests keep to the worker with the session
+                item.add_marker(pytest.mark.xdist_group("jvm"))  # the JVM tests share one worker's JVM and classes
 
 
 @pytest.fixture(scope="session")
