@@ -27,7 +27,13 @@ LEFT_DOWN = {"refuses after a reset": "net.closing.1", "dies on a reset": "net.c
 
 # With the verdicts' test (tests/network/test_server_checks.py) on one worker: each mutant's checks run once for both.
 @pytest.mark.xdist_group("network-mutant-servers")
-@pytest.mark.parametrize("case", MUTANTS, ids=lambda case: case.name)
+def _half_in_the_soak(cases: list, name) -> list:
+    """Every other case in the suite, each one in the soak: the writer's paths are shared among them."""
+    return [pytest.param(case, id=name(case), marks=[pytest.mark.soak] if index % 2 else [])
+            for index, case in enumerate(cases)]
+
+
+@pytest.mark.parametrize("case", _half_in_the_soak(MUTANTS, lambda case: case.name))
 def test_every_finding_of_a_mutant_server_has_a_reproducer_that_fails_it_and_passes_the_reference(case, tmp_path):
     rows, server = take_serving_run(case)  # the server the rows came from, up: the scripts are confirmed against it
     try:
@@ -58,7 +64,7 @@ def assert_reproduces_once_restarted(made, case, fixed: str) -> None:
     assert run_script(found, fixed).returncode == EXIT_KEPT, found.path
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda case: case.mutant)
+@pytest.mark.parametrize("case", _half_in_the_soak(CASES, lambda case: case.mutant))
 def test_every_finding_of_a_mutant_client_has_a_reproducer_that_fails_it_and_passes_a_correct_client(case, tmp_path):
     target = NetworkClientTarget(mutant(case.mutant))
     planned = [p for p in plan(target, rules=case.rules or ",".join(case.charged))
