@@ -53,18 +53,24 @@ def java_tool(name: str) -> str:
 def compiled_bridge() -> str:
     """The directory holding the compiled bridge class, compiled once per source and py4j jar."""
     jar = py4j_jar()
-    with open(BRIDGE_SOURCE, "rb") as source:
-        digest = hashlib.sha256(source.read() + jar.encode()).hexdigest()[:16]
-    directory = os.path.join(cache_directory(), "jvm-bridge", digest)
-    if os.path.isfile(os.path.join(directory, BRIDGE_CLASS + ".class")):
+    return compiled_once(BRIDGE_SOURCE, BRIDGE_CLASS, [jar], "jvm-bridge", "javac could not compile the kit's JVM bridge")
+
+
+def compiled_once(source_path: str, class_name: str, classpath: list[str], cache_name: str, failure: str) -> str:
+    """The directory of the kit's cache holding `source_path` compiled against `classpath`, compiled once per
+    source and classpath; BadInput, starting with `failure`, when javac cannot compile it."""
+    with open(source_path, "rb") as source:
+        digest = hashlib.sha256(source.read() + os.pathsep.join(classpath).encode()).hexdigest()[:16]
+    directory = os.path.join(cache_directory(), cache_name, digest)
+    if os.path.isfile(os.path.join(directory, class_name + ".class")):
         return directory
     staging = f"{directory}.{os.getpid()}.tmp"
     os.makedirs(staging, exist_ok=True)
-    compiled = subprocess.run([java_tool("javac"), "-nowarn", "-cp", jar, "-d", staging, BRIDGE_SOURCE],
-                              capture_output=True, text=True)
+    compiled = subprocess.run([java_tool("javac"), "-nowarn", "-cp", os.pathsep.join(classpath), "-d", staging,
+                               source_path], capture_output=True, text=True)
     if compiled.returncode != 0:
         shutil.rmtree(staging, ignore_errors=True)
-        raise BadInput(f"javac could not compile the kit's JVM bridge: {compiled.stderr.strip()[:500]}")
+        raise BadInput(f"{failure}: {compiled.stderr.strip()[:500]}")
     try:
         os.replace(staging, directory)  # whole or not at all; another process may have won the race
     except OSError:

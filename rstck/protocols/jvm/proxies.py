@@ -21,17 +21,12 @@ subscriber, and nothing of the kit's or py4j's keeps it reachable any more."""
 from __future__ import annotations
 
 import collections
-import hashlib
 import itertools
 import os
-import shutil
-import subprocess
 import threading
 import weakref
 from typing import Any
 
-from rstck.core.install_cache import cache_directory
-from rstck.core.verdict import BadInput
 from rstck.protocols.jvm.errors import from_java, raised_in_call, thrown_in_java
 
 FLOW = "java.util.concurrent.Flow$"
@@ -450,23 +445,8 @@ def tck_whitebox_probe(jvm: Any, observer: Any, elements: JavaElements) -> Any:
 def compiled_tck_probe(classpath: list[str]) -> str:
     """The directory holding RstckTckWhiteboxProbe compiled against `classpath`, compiled once per source and
     classpath into the kit's cache directory; BadInput when javac cannot compile it there (no TCK)."""
-    from rstck.protocols.jvm.process import java_tool
+    from rstck.protocols.jvm.process import compiled_once
 
-    with open(_TCK_PROBE_SOURCE, "rb") as source:
-        digest = hashlib.sha256(source.read() + os.pathsep.join(classpath).encode()).hexdigest()[:16]
-    directory = os.path.join(cache_directory(), "jvm-tck-probe", digest)
-    if os.path.isfile(os.path.join(directory, _TCK_PROBE_CLASS + ".class")):
-        return directory
-    staging = f"{directory}.{os.getpid()}.tmp"
-    os.makedirs(staging, exist_ok=True)
-    compiled = subprocess.run([java_tool("javac"), "-nowarn", "-cp", os.pathsep.join(classpath), "-d", staging,
-                               _TCK_PROBE_SOURCE], capture_output=True, text=True)
-    if compiled.returncode != 0:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise BadInput("javac could not compile the kit's stand-in for the JVM TCK's WhiteboxSubscriberProbe against "
-                       f"the classpath (is reactive-streams-tck on it?): {compiled.stderr.strip()[:500]}")
-    try:
-        os.replace(staging, directory)  # whole or not at all; another process may have won the race
-    except OSError:
-        shutil.rmtree(staging, ignore_errors=True)
-    return directory
+    return compiled_once(_TCK_PROBE_SOURCE, _TCK_PROBE_CLASS, classpath, "jvm-tck-probe",
+                         "javac could not compile the kit's stand-in for the JVM TCK's WhiteboxSubscriberProbe against "
+                         "the classpath (is reactive-streams-tck on it?)")
