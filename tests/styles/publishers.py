@@ -250,6 +250,18 @@ class StyledSubscription:
             else:
                 self.cancelled = was_cancelled or self.cancelled_inside  # so is another thread's cancel
 
+    def request_under_lock(self, n) -> None:
+        """request(n) for the styles whose counters `self.lock` guards: recorded under it, answered outside it."""
+        if self.unguarded_request(n):
+            return
+        with self.lock:
+            if self.done or self.cancelled:
+                return
+            positive = self.record(n)
+        if positive:
+            self.hooks.requested(n)
+        self.wake()
+
     def unguarded_request(self, n) -> bool:
         """The 3.8 defect's other half, a fast path: while an on_next is in flight, a request adds to the demand
         directly (one from inside that on_next, kept apart, is added by the write-back). Whether it was taken."""
@@ -310,15 +322,7 @@ class BookkeepingLockSubscription(CountedDrain):
         self.lock = lock
 
     def request(self, n) -> None:
-        if self.unguarded_request(n):
-            return
-        with self.lock:
-            if self.done or self.cancelled:
-                return
-            positive = self.record(n)
-        if positive:
-            self.hooks.requested(n)
-        self.wake()
+        self.request_under_lock(n)
 
     def next_step(self) -> tuple | None:
         with self.lock:
@@ -360,15 +364,7 @@ class ReentrantLockSubscription(StyledSubscription):
         self.busy = True  # a drain holds the right: held by start()
 
     def request(self, n) -> None:
-        if self.unguarded_request(n):
-            return
-        with self.lock:
-            if self.done or self.cancelled:
-                return
-            positive = self.record(n)
-        if positive:
-            self.hooks.requested(n)
-        self.wake()
+        self.request_under_lock(n)
 
     def wake(self) -> None:
         with self.lock:
