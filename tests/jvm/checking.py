@@ -7,6 +7,7 @@ import os
 import pathlib
 import subprocess
 import sys
+import threading
 
 from rstck.reports.items import item_verdicts as items_of
 
@@ -44,3 +45,32 @@ def offending(results: pathlib.Path) -> str:
             for line in path.read_text().splitlines()]
     return "\n\n".join(f"{row['rule']} {row['check']}: {row['verdict']}\n{row.get('message', '')}\n"
                          f"{row.get('trace', '')}" for row in rows if row.get("verdict") in ("fail", "warn", "error"))
+
+
+def assert_a_request_inside_on_next_runs_nested(jvm) -> None:
+    """Subscribers$RequestsInOnNext requests inside onNext: on `jvm` (the kit's own or Spark's), that request
+    reaches the kit on the Python thread that delivered on_next, still inside it, from the Java thread that
+    delivered onNext (pinned threads)."""
+    from rstck.protocols.jvm.proxies import FLOW, JavaElements, JavaSubscriber
+
+    factory = jvm.bridge.newInstance("Subscribers$RequestsInOnNext")
+    subscriber = JavaSubscriber(jvm.bridge, factory.createFlowSubscriber(), FLOW, JavaElements())
+    java_thread = jvm.jvm.java.lang.Thread.currentThread
+    delivering: list[bool] = []
+    requests: list[tuple[int, bool, int]] = []
+
+    class RecordingSubscription:
+        """Where each request runs: the Python thread, inside on_next or not, and the Java thread it came from."""
+
+        def request(self, n: int) -> None:
+            requests.append((threading.get_ident(), bool(delivering), java_thread().getId()))
+
+        def cancel(self) -> None:
+            pass
+
+    subscriber.on_subscribe(RecordingSubscription())
+    delivering.append(True)
+    subscriber.on_next(1)
+    delivering.clear()
+    assert len(requests) == 2
+    assert requests[1] == (threading.get_ident(), True, factory.lastOnNextThread())

@@ -17,6 +17,8 @@ from rstck.adapters.jvm.target import JvmTarget
 from rstck.execution.plan import plan
 from rstck.execution.runner import run_check
 
+from .checking import assert_a_request_inside_on_next_runs_nested
+
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
 
 
@@ -70,29 +72,7 @@ def test_the_references_pass_and_a_mutant_is_caught_in_sparks_jvm_with_no_second
 
 
 def test_a_request_inside_on_next_runs_nested_on_the_java_thread_that_delivered_it(spark_jvm):
-    from rstck.protocols.jvm.proxies import FLOW, JavaElements, JavaSubscriber
-
-    factory = spark_jvm.bridge.newInstance("Subscribers$RequestsInOnNext")
-    subscriber = JavaSubscriber(spark_jvm.bridge, factory.createFlowSubscriber(), FLOW, JavaElements())
-    java_thread = spark_jvm.jvm.java.lang.Thread.currentThread
-    delivering: list[bool] = []
-    requests: list[tuple[int, bool, int]] = []
-
-    class RecordingSubscription:
-        """Where each request runs: the Python thread, inside on_next or not, and the Java thread it came from."""
-
-        def request(self, n: int) -> None:
-            requests.append((threading.get_ident(), bool(delivering), java_thread().getId()))
-
-        def cancel(self) -> None:
-            pass
-
-    subscriber.on_subscribe(RecordingSubscription())
-    delivering.append(True)
-    subscriber.on_next(1)
-    delivering.clear()
-    assert len(requests) == 2
-    assert requests[1] == (threading.get_ident(), True, factory.lastOnNextThread())
+    assert_a_request_inside_on_next_runs_nested(spark_jvm)
 
 
 def test_sparks_threads_are_not_the_implementations_while_a_job_runs(spark_jvm, java_classes):

@@ -4,11 +4,9 @@ request runs."""
 
 from __future__ import annotations
 
-import threading
-
 import pytest
 
-from .checking import item_verdicts, offending
+from .checking import assert_a_request_inside_on_next_runs_nested, item_verdicts, offending
 
 def verdicts(classes: str, class_name: str, tmp_path, *rules: str) -> dict[str, str]:
     return item_verdicts(classes, class_name, tmp_path, *rules)
@@ -23,27 +21,4 @@ def test_the_references_pass_with_no_fail_warn_or_error(java_classes, tmp_path, 
 
 def test_a_request_inside_on_next_runs_nested_on_the_java_thread_that_delivered_it(java_classes):
     from rstck.protocols.jvm.process import shared_jvm
-    from rstck.protocols.jvm.proxies import FLOW, JavaElements, JavaSubscriber
-
-    jvm = shared_jvm([java_classes])
-    factory = jvm.bridge.newInstance("Subscribers$RequestsInOnNext")
-    subscriber = JavaSubscriber(jvm.bridge, factory.createFlowSubscriber(), FLOW, JavaElements())
-    java_thread = jvm.jvm.java.lang.Thread.currentThread
-    delivering: list[bool] = []
-    requests: list[tuple[int, bool, int]] = []
-
-    class RecordingSubscription:
-        """Where each request runs: the Python thread, inside on_next or not, and the Java thread it came from."""
-
-        def request(self, n: int) -> None:
-            requests.append((threading.get_ident(), bool(delivering), java_thread().getId()))
-
-        def cancel(self) -> None:
-            pass
-
-    subscriber.on_subscribe(RecordingSubscription())
-    delivering.append(True)
-    subscriber.on_next(1)
-    delivering.clear()
-    assert len(requests) == 2
-    assert requests[1] == (threading.get_ident(), True, factory.lastOnNextThread())
+    assert_a_request_inside_on_next_runs_nested(shared_jvm([java_classes]))
