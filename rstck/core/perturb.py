@@ -78,8 +78,8 @@ def linger(session: Any, *, why: str = "", actor: str | None = None) -> None:
 
     Ends when a thread of the target's signals `actor`, the probe or kit subscription that lingers (any actor, for
     None; the kit's own records do not count), when every such thread has ended, is parked (nothing more without
-    outside input), or has stayed blocked at one place for BLOCKED_STABLE_S (waiting for something the caller
-    holds), or at the bound. The trace notes how long it lingered, and what ended it, when `why` says what for."""
+    outside input), or has stayed blocked at one place for BLOCKED_STABLE_S, or the longer `held_s` its state asks
+    for (waiting for something the caller holds), or at the bound. The trace notes how long it lingered, and what ended it, when `why` says what for."""
     started = time.monotonic()
     if not enabled():
         return
